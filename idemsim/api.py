@@ -1,0 +1,262 @@
+"""The API process: receives requests, runs one handler per request, answers, and sometimes dies.
+
+Each request gets its own handler, with its own database connection named ``api#N`` (N counts requests),
+as a connection pool would give it. ``POST /charges`` runs under the configured *design*
+(`idemsim.designs`); the other paths serve the article's examples of idempotent and non-idempotent methods
+on a small in-memory state (a balance, a set of items) and never touch the key table.
+
+Faults: at each named crash point a handler asks the `FaultPlan`; a crash takes the whole process down: the
+crashing handler's connection drops (PostgreSQL rolls its open transaction back), every other handler in
+flight dies at its next step the same way, no answer is sent, requests that arrive while the process is down
+get no answer, and the process restarts after the crash's ``restart_after``. With a ``gateway_timeout`` set,
+a gateway in front of the API answers ``504`` when the handler has not answered in time, and drops the
+handler's late answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Literal
+
+import simpy
+from pydantic import BaseModel, ConfigDict, Field
+
+from .faults import FaultPlan
+from .http import Request, Response
+from .trace import Trace
+
+Isolation = Literal["read committed", "repeatable read", "serializable"]
+
+
+class ApiConfig(BaseModel):
+    """How the API is built and how long its work takes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    charge_seconds: float = Field(0.2, ge=0, description="time the payment processor takes; the handler "
+                                                          "holds its open transaction meanwhile")
+    isolation: Isolation = Field("read committed", description="isolation level of the API's transactions")
+    fingerprint_check: bool = Field(True, description="same key, different body -> 422")
+    ttl: float | None = Field(86400.0, gt=0, description="retention of key records, seconds (none = forever)")
+    reap_every: float = Field(60.0, gt=0, description="how often the retention reaper runs")
+    missing_key: Literal["reject", "process"] = Field("reject", description="no key: 400, or process "
+                                                                               "without protection")
+    replay_errors: bool = Field(True, description="store and replay error answers (a 500), or store only 2xx")
+    lease: float | None = Field(None, gt=0, description="committed-first: an in_progress record older than "
+                                                         "this is returned to absent (none = no recovery)")
+    order: Literal["key-first", "charge-first"] = Field("key-first", description="split-tx: which commits first")
+    unique: bool | None = Field(None, description="unique constraint on the key (default: every design but "
+                                                   "check-then-insert)")
+    gateway_timeout: float | None = Field(None, gt=0, description="a gateway answers 504 after this long")
+    balance: int = Field(500, description="starting balance for /balance")
+    items: dict[str, Any] = Field(default_factory=dict, description="starting items for /items/{id}")
+
+
+class ApiCrashed(Exception):
+    """Raised inside a handler whose process has died."""
+
+
+class Handler:
+    """One request being served: its connection, the API's options, and the crash points."""
+
+    def __init__(self, api: "Api", request: Request, name: str) -> None:
+        self.api = api
+        self.env = api.env
+        self.request = request
+        self.name = name
+        self.config = api.config
+        self.conn = api.db.connect(name)
+        self.generation = api.generation
+        """The process incarnation this handler belongs to; a crash makes it stale."""
+
+    def sql(self, op: str, **fields: Any):
+        """Run one statement (see `idemsim.db.engine`); returns its `Result`."""
+        self._alive()
+        result = yield from self.conn.execute(op, **fields)
+        self._alive()
+        return result
+
+    def work(self, seconds: float, what: str = "payment processor"):
+        """Work outside the database, such as calling the payment processor."""
+        self._alive()
+        if seconds > 0:
+            self.api.trace.record(self.env.now, self.name, "api.sleep", None, seconds=seconds, what=what)
+            yield self.env.timeout(seconds)
+        self._alive()
+
+    def point(self, point: str) -> None:
+        """A named crash point: the process dies here if the fault plan says so."""
+        self._alive()
+        crash = self.api.plan.crash(point, self.request.op, self.request.attempt)
+        if crash is not None:
+            self.api.crash(self.name, point, crash.restart_after)
+            raise ApiCrashed(point)
+
+    def processor_fails(self) -> bool:
+        return self.api.plan.processor_error(self.request.op, self.request.attempt)
+
+    def _alive(self) -> None:
+        if self.generation != self.api.generation:
+            raise ApiCrashed("process died")
+
+
+class Api:
+    """The API process. ``receive`` is called by the network when a request arrives."""
+
+    def __init__(self, env: simpy.Environment, db, design: str, config: ApiConfig, plan: FaultPlan,
+                 trace: Trace) -> None:
+        from .designs import DESIGNS
+
+        self.env = env
+        self.db = db
+        self.design = design
+        self.handle_charge = DESIGNS[design].handler
+        self.config = config
+        self.plan = plan
+        self.trace = trace
+        self.generation = 0
+        """Increments at every crash; handlers of an older generation are dead."""
+        self.up = True
+        self.in_flight = 0
+        """Handlers running now."""
+        self.requests = 0
+        self.balance = config.balance
+        self.items: dict[str, Any] = dict(config.items)
+        self.log_lines = 0
+        """Requests written to the access log: a side effect that grows even for idempotent requests."""
+        self.daemons: list[str] = []
+        if config.ttl is not None and design != "naive":
+            env.process(self._reaper())
+            self.daemons.append("reaper")
+        if config.lease is not None and design == "committed-first":
+            env.process(self._recovery())
+            self.daemons.append("recovery")
+
+    # -- requests ---------------------------------------------------------------------------------------
+    def receive(self, request: Request, respond: Callable[..., None]) -> None:
+        if not self.up:
+            self.trace.record(self.env.now, "client", "request.refused", "api", request=request.id)
+            return
+        self.requests += 1
+        name = f"api#{self.requests}"
+        self.trace.record(self.env.now, "client", "request.arrive", "api", request=request.id, handler=name)
+        self.env.process(self._serve(request, respond, name))
+
+    def _serve(self, request: Request, respond, name: str):
+        self.in_flight += 1
+        handler = Handler(self, request, name)
+        answered = {"by_gateway": False}
+        if self.config.gateway_timeout is not None:
+            self.env.process(self._gateway(request, respond, answered))
+        try:
+            response = yield from self._route(handler)
+        except ApiCrashed:
+            yield from handler.conn.execute("disconnect")
+            self.trace.record(self.env.now, name, "api.died", None, request=request.id)
+            return
+        finally:
+            self.in_flight -= 1
+        self.log_lines += 1
+        if answered["by_gateway"]:
+            self.trace.record(self.env.now, name, "response.dropped", "gateway", request=request.id,
+                              status=response.status, body=response.body, replay=response.replay)
+            return
+        answered["done"] = True
+        self.trace.record(self.env.now, name, "response.send", "client", request=request.id,
+                          status=response.status, body=response.body, replay=response.replay)
+        respond(response, name)
+
+    def _gateway(self, request: Request, respond, answered: dict):
+        yield self.env.timeout(self.config.gateway_timeout)
+        if answered.get("done"):
+            return
+        answered["by_gateway"] = True
+        response = Response(504, {"error": "gateway timeout"})
+        self.trace.record(self.env.now, "gateway", "gateway.timeout", "client", request=request.id,
+                          status=504, after=self.config.gateway_timeout)
+        respond(response, "gateway")
+
+    def _route(self, h: Handler):
+        r = h.request
+        if r.path == "/charges" and r.method == "POST":
+            return (yield from self.handle_charge(h))
+        return (yield from self._resource(h))
+
+    # -- the article's other examples: a balance and items -----------------------------------------------
+    def _resource(self, h: Handler):
+        r = h.request
+        yield from h.work(0.0)
+        body = r.body or {}
+        if r.path == "/balance":
+            before = self.balance
+            if r.method == "PUT":
+                self.balance = int(body["value"])
+            elif r.method not in ("GET", "HEAD"):
+                return Response(405, {"error": "method not allowed"})
+            self._changed(h, "balance", before, self.balance)
+            return Response(200, {"balance": self.balance} if r.method != "HEAD" else None)
+        if r.path == "/balance/decrement" and r.method == "POST":
+            before = self.balance
+            self.balance -= int(body.get("amount", 0))
+            self._changed(h, "balance", before, self.balance)
+            return Response(200, {"balance": self.balance})
+        m = re.fullmatch(r"/items/([^/]+)", r.path)
+        if m:
+            item = m.group(1)
+            before = self.items.get(item)
+            if r.method == "PUT":
+                self.items[item] = body
+                self._changed(h, f"items/{item}", before, body)
+                return Response(200 if before is not None else 201, body)
+            if r.method == "DELETE":
+                if before is None:
+                    return Response(404, {"error": "not found"})
+                del self.items[item]
+                self._changed(h, f"items/{item}", before, None)
+                return Response(204)
+            if r.method in ("GET", "HEAD"):
+                if before is None:
+                    return Response(404, {"error": "not found"})
+                return Response(200, before if r.method == "GET" else None)
+            if r.method in ("OPTIONS", "TRACE"):
+                return Response(204 if r.method == "OPTIONS" else 200,
+                                {"allow": "GET, HEAD, PUT, DELETE, OPTIONS, TRACE"} if r.method == "OPTIONS"
+                                else {"echo": r.describe()})
+        return Response(404, {"error": f"no route for {r.method} {r.path}"})
+
+    def _changed(self, h: Handler, resource: str, before: Any, after: Any) -> None:
+        if before != after:
+            self.trace.record(self.env.now, h.name, "state.change", None, resource=resource, before=before,
+                              after=after)
+
+    # -- crashes and background work -------------------------------------------------------------------
+    def crash(self, name: str, point: str, restart_after: float) -> None:
+        self.generation += 1
+        self.up = False
+        self.trace.record(self.env.now, name, "api.crash", None, point=point, restart_after=restart_after)
+        self.env.process(self._restart(restart_after))
+
+    def _restart(self, after: float):
+        self.in_flight += 1  # a pending restart is work in flight: the run waits for it
+        yield self.env.timeout(after)
+        self.up = True
+        self.in_flight -= 1
+        self.trace.record(self.env.now, "api", "api.restart", None)
+
+    def _reaper(self):
+        """Deletes expired key records, every ``reap_every`` seconds."""
+        conn = self.db.connect("reaper")
+        while True:
+            yield self.env.timeout(self.config.reap_every)
+            yield from conn.execute("delete_expired")
+
+    def _recovery(self):
+        """Returns ``in_progress`` records older than the lease to absent."""
+        conn = self.db.connect("recovery")
+        lease = self.config.lease
+        while True:
+            yield self.env.timeout(lease / 2)
+            for row in self.db.committed_keys():
+                if row["status"] == "in_progress" and row["created_at"] < self.env.now - lease:
+                    yield from conn.execute("delete_key", key=row["key"], status="in_progress",
+                                            created_before=self.env.now - lease)

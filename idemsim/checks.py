@@ -1,0 +1,90 @@
+"""Checks: the summary of a run and its verdict, both read from the trace and the final tables.
+
+`summarize` derives every number a view shows (charges, what each operation saw, replays, the longest wait
+on the index, key records held) and the verdict against the scenario's expectation for the design:
+
+- ``held``: every expected value matched;
+- ``failed``: at least one did not (``failures`` says which, expected vs got);
+- ``vacuous``: a scripted fault never happened, so the run proves nothing (checked before anything else);
+- ``no expectation``: the scenario states none for this design; the outcome is reported, not judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+WAIT_TOLERANCE = 0.05
+"""Seconds by which a measured wait may differ from the expected one."""
+
+VERDICT_EXIT = {"held": 0, "no expectation": 0, "failed": 1, "vacuous": 1}
+
+
+def _seen(status: int | None) -> int | str:
+    return "timeout" if status is None else status
+
+
+def summarize(run, db) -> dict[str, Any]:
+    trace = run.trace
+    keys_by_request = {e.data["request"]: e.data["key"] for e in trace.of_kind("attempt.send")}
+    first_answer: dict[str, tuple] = {}
+    replays = identical = 0
+    for e in trace.of_kind("response.send", "response.dropped"):
+        key = keys_by_request.get(e.data["request"])
+        answer = (e.data["status"], e.data["body"])
+        if not e.data["replay"]:
+            if key is not None:
+                first_answer.setdefault(key, answer)
+        else:
+            replays += 1
+            identical += first_answer.get(key) == answer
+    waits = [e.data["waited"] for e in trace.of_kind("db.result") if e.actor.startswith("api#")]
+    keys = db.committed_keys()
+    operations = [{
+        "op": r.op,
+        "client": run.scenario.operations[r.op - 1].client,
+        "key": r.keys[0] if r.keys else None,
+        "outcome": r.outcome,
+        "status": r.status,
+        "attempts": r.attempts,
+        "seen": [_seen(s) for s in r.statuses],
+    } for r in run.operations]
+    first = operations[0]
+    summary: dict[str, Any] = {
+        "design": run.design,
+        "charges": len(run.tables["charges"]),
+        "outcome": first["outcome"],
+        "status": first["status"],
+        "operations": operations,
+        "replays": replays,
+        "replay_identical": None if replays == 0 else identical == replays,
+        "wait_seconds": round(max(waits, default=0.0), 6),
+        "keys_held": len(keys),
+        "keys_in_progress": sum(1 for k in keys if k["status"] == "in_progress"),
+        "balance": run.state["balance"],
+        "items": run.state["items"],
+        "log_lines": run.state["log_lines"],
+        "faults": [{"fault": f.describe(), "fired": i in run.fired} for i, f in enumerate(run.scenario.faults)],
+    }
+    summary["verdict"], summary["failures"] = verdict(run, summary)
+    return summary
+
+
+def verdict(run, summary: dict[str, Any]) -> tuple[str, list[str]]:
+    unfired = [f["fault"] for f in summary["faults"] if not f["fired"]]
+    if unfired:
+        return "vacuous", [f"the fault never happened: {f}" for f in unfired]
+    expectation = run.scenario.expect.get(run.design)
+    if expectation is None:
+        return "no expectation", []
+    got = {**summary, "seen": summary["operations"][0]["seen"],
+           "outcomes": [op["outcome"] for op in summary["operations"]]}
+    failures = []
+    for name, expected in expectation.model_dump(exclude_none=True).items():
+        actual = got[name]
+        if name == "wait_seconds":
+            ok = abs(actual - expected) <= WAIT_TOLERANCE
+        else:
+            ok = actual == expected
+        if not ok:
+            failures.append(f"{name}: expected {expected!r}, got {actual!r}")
+    return ("failed" if failures else "held"), failures

@@ -1,0 +1,137 @@
+"""The ``idemsim`` command line.
+
+Exit codes (after Click): 0 every expectation held (or none was stated), 1 an expectation failed or a
+scripted fault never happened, 2 bad input or usage. Bad input is reported as one line, ``error: ...``,
+naming the file, the field and what is allowed; never a traceback.
+
+Start-up stays light: this module imports neither matplotlib, nor hypothesis, nor psycopg; the commands
+that need them import them when they run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from enum import Enum
+from typing import Iterator, List, Optional
+
+import typer
+from rich.console import Console
+
+from . import __version__
+from .errors import InputError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Watch a lost response, a retry and an idempotency key, in a simulation.\n\n"
+         "Exit codes: 0 expectations held, 1 an expectation failed, 2 bad input.",
+)
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn `InputError` into one line on stderr and exit code 2."""
+    try:
+        yield
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise typer.Exit(2) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"idemsim {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                              help="Print the version and exit.")) -> None:
+    pass
+
+
+def _check_design(design: Optional[str]) -> None:
+    from .designs import DESIGNS
+
+    if design is not None and design not in DESIGNS:
+        raise InputError(f"unknown design {design!r}; valid designs: {', '.join(DESIGNS)}")
+
+
+@app.command("list")
+def list_scenarios() -> None:
+    """List the built-in scenarios, grouped."""
+    from rich.table import Table
+
+    from .scenario import builtin_names, load
+
+    with user_errors():
+        scenarios = [load(name) for name in builtin_names()]
+    groups: dict[str, list] = {}
+    for s in scenarios:
+        groups.setdefault(s.group, []).append(s)
+    console = _console()
+    for group, members in groups.items():
+        table = Table(title=group, title_justify="left", show_header=False, box=None, padding=(0, 2))
+        table.add_column(style="bold cyan", no_wrap=True)
+        table.add_column()
+        for s in members:
+            variants = f"  [{len(s.variants) + 1} variants]" if s.variants else ""
+            table.add_row(s.name, s.summary + variants)
+        console.print(table)
+        console.print()
+    console.print("Run one: idemsim run NAME   ·   explain one: idemsim show NAME   ·   "
+                  "every design: idemsim compare NAME")
+
+
+@app.command()
+def run(
+    scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),
+    seed: Optional[int] = typer.Option(None, help="Seed of the run's random numbers (default: the scenario's)."),
+    format: Format = typer.Option(Format.text, "--format", help="text: timeline and summary; json: the trace."),
+    design: Optional[str] = typer.Option(None, help="Run under this design instead of the scenario's."),
+    variant: Optional[str] = typer.Option(None, help="Run only this variant (default: the story and every "
+                                                     "variant)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+) -> None:
+    """Run a scenario and check what it must show."""
+    from .checks import VERDICT_EXIT
+    from .scenario import load, runs, variant as pick
+    from .simulation import FORMAT_VERSION, simulate
+
+    with user_errors():
+        _check_design(design)
+        loaded = load(scenario, set_)
+        stories = [pick(loaded, variant, set_)] if variant else runs(loaded, set_)
+        results = [simulate(s, design, seed) for s in stories]
+    if format is Format.json:
+        main, *others = results
+        doc = {"version": FORMAT_VERSION, **main.to_dict(),
+               "variants": [r.to_dict() for r in others]}
+        print(json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=False))
+    else:
+        from .render import print_run
+
+        console = _console()
+        for r in results:
+            print_run(console, r, set_, scenario)
+    raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    from .db.cli import app as db_app
+
+    app.add_typer(db_app, name="db", help="Run DB schedules on the model and on a real PostgreSQL.")
+    app()

@@ -1,0 +1,175 @@
+"""The client: logical operations, each tried under a retry policy.
+
+A logical operation (one purchase) is sent as one or more *attempts*. Each attempt ends ``ok``, ``fail`` or
+``info`` by `idemsim.http.classify`; the client retries only after ``info`` (it does not know), never after
+``ok`` or ``fail``. Retries wait an exponential backoff (optionally jittered from the run's RNG) and stop at
+``max_attempts`` or when the next attempt would start after the ``retry_window``. The key strategy decides
+what links the attempts: ``none`` sends no key, ``per-operation`` sends one key with every attempt (correct),
+``per-attempt`` makes a new key each time (a common bug). A response that arrives after the client stopped
+waiting is recorded and ignored, as a closed connection would ignore it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import simpy
+from pydantic import BaseModel, ConfigDict, Field
+
+from .http import Request, Response, classify
+from .network import Network
+from .trace import Trace
+
+KeyStrategy = Literal["none", "per-operation", "per-attempt"]
+
+
+class RetryPolicy(BaseModel):
+    """When the client stops waiting, whether and when it tries again."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout: float = Field(2.0, gt=0, description="seconds to wait for each attempt's answer")
+    max_attempts: int = Field(3, ge=1, description="attempts per operation, the first included")
+    backoff: float = Field(0.5, ge=0, description="seconds before the first retry")
+    multiplier: float = Field(2.0, ge=1, description="each further retry waits this many times longer")
+    max_backoff: float = Field(30.0, ge=0, description="cap on one backoff")
+    jitter: Literal["none", "full", "equal"] = Field("none", description="randomise backoffs (AWS's names)")
+    retry_window: float | None = Field(None, gt=0, description="no attempt starts later than this after the "
+                                                                "operation began")
+
+    def backoff_before(self, retry: int, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``retry`` (1 = the second attempt)."""
+        base = min(self.max_backoff, self.backoff * self.multiplier ** (retry - 1))
+        if self.jitter == "full":
+            return rng.uniform(0, base)
+        if self.jitter == "equal":
+            return base / 2 + rng.uniform(0, base / 2)
+        return base
+
+
+class ClientConfig(RetryPolicy):
+    """The retry policy plus how the client makes idempotency keys."""
+
+    key_strategy: KeyStrategy = Field("per-operation", description="none | per-operation | per-attempt")
+
+
+class Operation(BaseModel):
+    """One logical operation the client wants done once."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: float = Field(0.0, ge=0, description="when the operation starts")
+    method: Literal["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "POST", "PATCH"] = "POST"
+    path: str = "/charges"
+    body: dict[str, Any] | None = Field(default_factory=lambda: {"amount": 1000})
+    key: str | None = Field(None, description="the key to send (per-operation); made from the seed if unset")
+    client: str = Field("client", description="the name of the client process, for the timeline")
+    retry: dict[str, Any] | None = Field(None, description="overrides of [client] for this operation")
+
+
+@dataclass
+class OperationResult:
+    """What the client knows at the end of one operation."""
+
+    op: int
+    outcome: str = "info"
+    status: int | None = None
+    attempts: int = 0
+    statuses: list[int | None] = field(default_factory=list)
+    """The status of each attempt, None where it got no answer."""
+    keys: list[str | None] = field(default_factory=list)
+    """The key each attempt carried."""
+
+
+def make_key(rng: random.Random) -> str:
+    return f"k-{rng.getrandbits(32):08x}"
+
+
+class Client:
+    """Runs one logical operation as a SimPy process; ``result`` fills in as it goes."""
+
+    def __init__(self, env: simpy.Environment, op: int, operation: Operation, config: ClientConfig,
+                 rng: random.Random, network: Network, api, trace: Trace) -> None:
+        self.env = env
+        self.op = op
+        self.operation = operation
+        self.config = config
+        self.rng = rng
+        self.network = network
+        self.api = api
+        self.trace = trace
+        self.name = operation.client
+        self.result = OperationResult(op)
+        self._waiting: dict[str, simpy.Event] = {}
+        """The reply event of each attempt the client still waits for, by request id."""
+
+    def run(self):
+        env, operation, config = self.env, self.operation, self.config
+        if operation.at > env.now:
+            yield env.timeout(operation.at - env.now)
+        start = env.now
+        self.trace.record(env.now, self.name, "op.start", None, op=self.op, method=operation.method,
+                          path=operation.path, body=operation.body)
+        key = None
+        if config.key_strategy == "per-operation":
+            key = operation.key or make_key(self.rng)
+        for attempt in range(1, config.max_attempts + 1):
+            if config.key_strategy == "per-attempt":
+                key = make_key(self.rng) if attempt > 1 or operation.key is None else operation.key
+            request = Request(f"{self.op}.{attempt}", self.op, attempt, operation.method, operation.path, key,
+                              operation.body)
+            status = yield from self._attempt(request)
+            outcome = classify(status)
+            r = self.result
+            r.attempts, r.status, r.outcome = attempt, status, outcome
+            r.statuses.append(status)
+            r.keys.append(key)
+            self.trace.record(env.now, self.name, "attempt.end", None, op=self.op, attempt=attempt,
+                              outcome=outcome, status=status)
+            if outcome != "info" or attempt == config.max_attempts:
+                break
+            delay = config.backoff_before(attempt, self.rng)
+            if config.retry_window is not None and env.now + delay - start > config.retry_window:
+                self.trace.record(env.now, self.name, "client.give_up", None, op=self.op,
+                                  reason="retry window closed")
+                break
+            self.trace.record(env.now, self.name, "client.backoff", None, op=self.op, seconds=delay)
+            if delay:
+                yield env.timeout(delay)
+        self.trace.record(env.now, self.name, "op.end", None, op=self.op, outcome=self.result.outcome,
+                          status=self.result.status, attempts=self.result.attempts)
+
+    def _attempt(self, request: Request):
+        env = self.env
+        reply = env.event()
+        self._waiting[request.id] = reply
+        self.trace.record(env.now, self.name, "attempt.send", "api", op=self.op, attempt=request.attempt,
+                          request=request.id, key=request.key, method=request.method, path=request.path,
+                          body=request.body)
+        self.network.carry("request", self.op, request.attempt, request.id, self.name, "api",
+                           lambda: self.api.receive(request, self._respond_to(request)))
+        timer = env.timeout(self.config.timeout)
+        fired = yield reply | timer
+        del self._waiting[request.id]
+        if reply in fired:
+            return reply.value.status
+        self.trace.record(env.now, self.name, "attempt.timeout", None, op=self.op, attempt=request.attempt,
+                          request=request.id, after=self.config.timeout)
+        return None
+
+    def _respond_to(self, request: Request):
+        """The callback the API uses to send this attempt's answer back over the network."""
+
+        def send(response: Response, src: str = "api") -> None:
+            def arrive() -> None:
+                waiting = self._waiting.get(request.id)
+                self.trace.record(self.env.now, src, "response.arrive", self.name, request=request.id,
+                                  status=response.status, body=response.body, ignored=waiting is None)
+                if waiting is not None and not waiting.triggered:
+                    waiting.succeed(response)
+
+            self.network.carry("response", self.op, request.attempt, request.id, src, self.name, arrive)
+
+        return send

@@ -1,0 +1,144 @@
+"""Faults: what goes wrong in a run, chosen through one interface.
+
+A run's faults come from two sources that compose: a *fault schedule*, a list of `Fault` records naming the
+exact message to lose or delay, or the exact point of the exact attempt where the API process dies; and the
+*random* faults of the network configuration (a loss probability, a latency distribution), drawn from the
+run's one `random.Random`. Named scenarios write the schedule by hand, sweeps use the random part, and
+Hypothesis chooses the schedule; all three go through `FaultPlan`. The empty schedule is "no fault", so
+shrinking a schedule shrinks towards the fewest-fault story.
+
+Guarantees: the random stream is consumed the same way whatever the schedule says (every message draws its
+loss and latency, scripted or not), so adding or removing a scripted fault never shifts the other random
+draws; every scripted fault that fires is recorded in `FaultPlan.fired`, so a run can prove that its fault
+really happened.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Message = Literal["request", "response"]
+CrashPoint = Literal["after_key", "after_charge", "before_response_stored", "before_commit"]
+CRASH_POINTS: tuple[str, ...] = CrashPoint.__args__  # type: ignore[attr-defined]
+
+
+class _Fault(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    op: int = Field(1, ge=1, description="which logical operation (1 = the first in the scenario)")
+    attempt: int = Field(1, ge=1, description="which attempt of that operation")
+
+
+class LoseMessage(_Fault):
+    """The network drops the request or the response of one attempt."""
+
+    kind: Literal["lose"] = "lose"
+    message: Message
+
+    def describe(self) -> str:
+        return f"lose the {self.message} of op {self.op} attempt {self.attempt}"
+
+
+class DelayMessage(_Fault):
+    """The network holds the request or the response of one attempt for ``seconds`` more."""
+
+    kind: Literal["delay"] = "delay"
+    message: Message
+    seconds: float = Field(gt=0)
+
+    def describe(self) -> str:
+        return f"delay the {self.message} of op {self.op} attempt {self.attempt} by {self.seconds:g} s"
+
+
+class Crash(_Fault):
+    """The API process dies when the handler of one attempt reaches ``point``; it restarts later."""
+
+    kind: Literal["crash"] = "crash"
+    point: CrashPoint
+    restart_after: float = Field(1.0, ge=0)
+
+    def describe(self) -> str:
+        return (f"crash the API at {self.point} of op {self.op} attempt {self.attempt}, "
+                f"restart after {self.restart_after:g} s")
+
+
+class ProcessorError(_Fault):
+    """The payment processor answers one attempt's charge with an error; the API answers 500."""
+
+    kind: Literal["processor_error"] = "processor_error"
+
+    def describe(self) -> str:
+        return f"the payment processor fails op {self.op} attempt {self.attempt}"
+
+
+Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError], Field(discriminator="kind")]
+FAULT_TYPES = (LoseMessage, DelayMessage, Crash, ProcessorError)
+
+
+@dataclass(frozen=True, slots=True)
+class Fate:
+    """What the network does with one message."""
+
+    lost: bool
+    latency: float
+    fault: int | None = None
+    """Index of the scripted fault that decided this fate, or None (random or no fault)."""
+
+
+class FaultPlan:
+    """Answers, at each decision point of a run, whether a fault happens there."""
+
+    def __init__(self, faults: list, rng: random.Random, links: dict) -> None:
+        self.faults = list(faults)
+        """The fault schedule, in the order the scenario gives it."""
+        self.rng = rng
+        self.links = links
+        """``{"request": Link, "response": Link}``: the random part (loss and latency) of each direction."""
+        self.fired: list[int] = []
+        """Indices of the scripted faults that happened, in the order they happened."""
+
+    def _find(self, kind: str, op: int, attempt: int, **match) -> int | None:
+        for i, f in enumerate(self.faults):
+            if (f.kind == kind and f.op == op and f.attempt == attempt
+                    and all(getattr(f, k) == v for k, v in match.items())):
+                return i
+        return None
+
+    def message(self, message: str, op: int, attempt: int) -> Fate:
+        """The fate of the request or response of attempt ``attempt`` of operation ``op``."""
+        link = self.links[message]
+        randomly_lost = self.rng.random() < link.loss
+        latency = link.latency.draw(self.rng)
+        lose = self._find("lose", op, attempt, message=message)
+        if lose is not None:
+            self.fired.append(lose)
+            return Fate(True, latency, lose)
+        delay = self._find("delay", op, attempt, message=message)
+        if delay is not None:
+            self.fired.append(delay)
+            return Fate(randomly_lost, latency + self.faults[delay].seconds, delay)
+        return Fate(randomly_lost, latency)
+
+    def crash(self, point: str, op: int, attempt: int) -> Crash | None:
+        """The crash scheduled at ``point`` of this attempt's handler, if any (each fires once)."""
+        i = self._find("crash", op, attempt, point=point)
+        if i is None or i in self.fired:
+            return None
+        self.fired.append(i)
+        return self.faults[i]
+
+    def processor_error(self, op: int, attempt: int) -> bool:
+        """Whether the payment processor fails this attempt's charge."""
+        i = self._find("processor_error", op, attempt)
+        if i is None or i in self.fired:
+            return False
+        self.fired.append(i)
+        return True
+
+    def unfired(self) -> list[int]:
+        """Scripted faults that never happened: a run that claims a result from them proves nothing."""
+        return [i for i in range(len(self.faults)) if i not in self.fired]

@@ -1,0 +1,84 @@
+"""The network: one link each way between the client and the API.
+
+A link carries a message after a latency drawn from its distribution, or loses it. It never duplicates or
+corrupts a message (Byzantine faults are out of the article's scope); it may reorder messages, since two
+messages draw independent latencies. A lost message never arrives: nothing downstream ever sees it. Whether a
+given message is lost or delayed is decided by the run's `FaultPlan`, so scripted, random and
+Hypothesis-chosen faults all pass through here the same way.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Literal
+
+import simpy
+from pydantic import BaseModel, ConfigDict, Field
+
+from .faults import FaultPlan
+from .trace import Trace
+
+
+class Latency(BaseModel):
+    """A latency distribution: ``constant`` (``seconds``), ``uniform`` (``low``..``high``) or ``exponential``
+    (``mean``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dist: Literal["constant", "uniform", "exponential"] = "constant"
+    seconds: float = Field(0.05, ge=0)
+    low: float = Field(0.0, ge=0)
+    high: float = Field(0.1, ge=0)
+    mean: float = Field(0.05, gt=0)
+
+    def draw(self, rng: random.Random) -> float:
+        """One latency. Always consumes exactly one draw from ``rng``, whatever the distribution."""
+        u = rng.random()
+        if self.dist == "uniform":
+            return self.low + (self.high - self.low) * u
+        if self.dist == "exponential":
+            import math
+            return -self.mean * math.log(1.0 - u)
+        return self.seconds
+
+
+class Link(BaseModel):
+    """One direction of the network: its latency and the probability that it loses a message."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    latency: Latency = Latency()
+    loss: float = Field(0.0, ge=0, le=1, description="probability that a message is lost")
+
+
+class Network:
+    """Carries requests to the API and responses back, recording every message's fate in the trace."""
+
+    def __init__(self, env: simpy.Environment, plan: FaultPlan, trace: Trace) -> None:
+        self.env = env
+        self.plan = plan
+        self.trace = trace
+        self.in_flight = 0
+        """Messages sent and not yet arrived or lost."""
+
+    def carry(self, message: str, op: int, attempt: int, request_id: str, src: str, dst: str,
+              deliver: Callable[[], None]) -> None:
+        """Send one message now; call ``deliver`` when it arrives, or never if it is lost."""
+        fate = self.plan.message(message, op, attempt)
+        self.in_flight += 1
+        if fate.lost:
+            self.env.process(self._lose(message, request_id, src, dst, fate))
+        else:
+            self.env.process(self._deliver(fate.latency, deliver))
+
+    def _lose(self, message, request_id, src, dst, fate):
+        # The loss is recorded halfway: the message left and never arrived.
+        yield self.env.timeout(fate.latency / 2)
+        self.in_flight -= 1
+        self.trace.record(self.env.now, "net", f"{message}.lost", None, request=request_id,
+                          fault=fate.fault, src=src, dst=dst)
+
+    def _deliver(self, latency: float, deliver: Callable[[], None]):
+        yield self.env.timeout(latency)
+        self.in_flight -= 1
+        deliver()

@@ -1,0 +1,255 @@
+"""Scenario files: what a run simulates and what it must show.
+
+A scenario is a TOML file (see ``docs/scenarios.md``): the client and its retry policy, the logical
+operations, the network, the API's design and options, the fault schedule, and the expected outcome per
+design. ``[variants.NAME]`` tables describe branches of the same story; each is deep-merged onto the base
+(its ``expect`` and ``faults`` replace the base's). ``--set section.field=value`` overrides any field.
+
+Guarantees: a file either loads into a fully validated `Scenario` or raises `InputError` with one line
+naming the file, the field and what is allowed; nothing about a loaded scenario is checked later.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from .api import ApiConfig
+from .client import ClientConfig, Operation
+from .errors import InputError
+from .faults import Fault
+from .http import Outcome
+from .network import Link
+
+DesignName = Literal["naive", "check-then-insert", "same-tx", "committed-first", "split-tx"]
+DESIGN_NAMES: tuple[str, ...] = DesignName.__args__  # type: ignore[attr-defined]
+
+
+class NetworkConfig(BaseModel):
+    """The two directions of the network."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request: Link = Link()
+    response: Link = Link()
+
+
+class Expectation(BaseModel):
+    """What a run under one design must show. Every field left out is not checked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    charges: int | None = Field(None, ge=0, description="charge rows at the end")
+    outcome: Outcome | None = Field(None, description="the first operation's final outcome")
+    status: int | None = Field(None, description="the first operation's final status")
+    seen: list[int | Literal["timeout"]] | None = Field(None, description="statuses of the first operation's "
+                                                                            "attempts, in order")
+    outcomes: list[Outcome] | None = Field(None, description="every operation's final outcome, in order")
+    replay_identical: bool | None = Field(None, description="every replayed response equals the first")
+    replays: int | None = Field(None, ge=0, description="responses the API replayed from a record")
+    wait_seconds: float | None = Field(None, ge=0, description="the longest wait of a statement on the index")
+    keys_held: int | None = Field(None, ge=0, description="key records left at the end")
+    keys_in_progress: int | None = Field(None, ge=0, description="key records left in_progress")
+    balance: int | None = Field(None, description="the balance at the end")
+    items: dict[str, Any] | None = Field(None, description="the items at the end")
+
+
+class Scenario(BaseModel):
+    """One story of the article, ready to run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    title: str
+    summary: str = Field(description="one line for `idemsim list`")
+    group: str = "other"
+    story: str = ""
+    teaches: str = ""
+    article: str = ""
+    variant: str | None = Field(None, description="set on a variant: its name")
+    design: DesignName = "same-tx"
+    compare: list[DesignName] | None = Field(None, description="designs `idemsim compare` runs (default all)")
+    seed: int = 1
+    client: ClientConfig = ClientConfig()
+    operations: list[Operation] = Field(default_factory=lambda: [Operation()], min_length=1)
+    network: NetworkConfig = NetworkConfig()
+    api: ApiConfig = ApiConfig()
+    faults: list[Fault] = Field(default_factory=list)
+    expect: dict[DesignName, Expectation] = Field(default_factory=dict)
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _source: str = PrivateAttr("")
+
+    def variant_names(self) -> list[str]:
+        return list(self.variants)
+
+
+# -- loading --------------------------------------------------------------------------------------------
+def builtin_dir() -> Path:
+    """Where the shipped scenarios are: inside the installed package, or the source checkout's."""
+    packaged = resources.files("idemsim") / "scenarios"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in builtin_dir().glob("*.toml"))
+
+
+def resolve(name_or_path: str) -> Path:
+    """A built-in scenario's name, or a path to a TOML file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise InputError(f"{name_or_path}: no such scenario file")
+        return path
+    candidate = builtin_dir() / f"{name_or_path}.toml"
+    if candidate.is_file():
+        return candidate
+    raise InputError(f"unknown scenario {name_or_path!r}; valid names: {', '.join(builtin_names())} "
+                     f"(or a path to a .toml file)")
+
+
+def read_raw(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def parse_set(assignment: str) -> tuple[list[str], Any]:
+    """``"network.request.loss=0.3"`` -> (["network", "request", "loss"], 0.3); values are TOML, else text."""
+    field, sep, text = assignment.partition("=")
+    if not sep or not field.strip():
+        raise InputError(f"--set {assignment!r}: expected section.field=value")
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text
+    return field.strip().split("."), value
+
+
+def apply_sets(raw: dict[str, Any], sets: list[str]) -> dict[str, Any]:
+    raw = copy.deepcopy(raw)
+    for assignment in sets:
+        path, value = parse_set(assignment)
+        node = raw
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise InputError(f"--set {assignment!r}: {part!r} is not a table")
+            node = child
+        node[path[-1]] = value
+    return raw
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "expect":
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def validate(raw: dict[str, Any], source: str) -> Scenario:
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as e:
+        raise InputError(f"{source}: {describe_error(e)}") from None
+    scenario._raw, scenario._source = raw, source
+    return scenario
+
+
+def describe_error(e: ValidationError) -> str:
+    """The first validation error as one line: field, problem, and what is allowed."""
+    err = e.errors()[0]
+    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union"))]
+    field = ".".join(loc) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        allowed = _allowed_fields(err["loc"][:-1])
+        hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
+        return f"unknown field {field!r}{hint}"
+    if err["type"] == "missing":
+        return f"field {field!r} is required"
+    return f"field {field!r}: {err['msg']} (got {err.get('input')!r})"
+
+
+def _allowed_fields(loc: tuple) -> list[str]:
+    from typing import get_args
+
+    model: Any = Scenario
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            if part not in model.model_fields:
+                # a tagged union member or dict key: find the model among the annotation's arguments
+                model = next((a for a in _models_in(model) if getattr(a, "__name__", "") == part), None)
+                continue
+            model = _first_model(model.model_fields[part].annotation)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+def _models_in(annotation: Any) -> list[type]:
+    from typing import get_args
+
+    found = []
+    for a in get_args(annotation) or (annotation,):
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            found.append(a)
+        else:
+            found.extend(_models_in(a) if get_args(a) else [])
+    return found
+
+
+def _first_model(annotation: Any) -> Any:
+    models = _models_in(annotation)
+    if len(models) == 1:
+        return models[0]
+    return annotation if not models else models  # type: ignore[return-value]
+
+
+def load(name_or_path: str, sets: list[str] | None = None) -> Scenario:
+    """Load a built-in scenario or a file; ``sets`` are ``section.field=value`` overrides."""
+    path = resolve(name_or_path)
+    raw = read_raw(path)
+    source = str(path) if Path(name_or_path).suffix == ".toml" or Path(name_or_path).exists() else \
+        f"scenario {name_or_path!r}"
+    raw.setdefault("name", path.stem)
+    scenario = validate(apply_sets(raw, sets or []), source)
+    for name in scenario.variants:  # validate every variant now, so a bad one fails before anything runs
+        variant(scenario, name, sets, source=source)
+    return scenario
+
+
+def variant(scenario: Scenario, name: str, sets: list[str] | None = None, *, source: str = "") -> Scenario:
+    """The scenario as variant ``name`` tells it."""
+    if name not in scenario.variants:
+        raise InputError(f"scenario {scenario.name!r} has no variant {name!r}; variants: "
+                         f"{', '.join(scenario.variants) or 'none'}")
+    source = source or scenario._source or scenario.name
+    base = {k: v for k, v in scenario._raw.items() if k != "variants"}
+    over = scenario.variants[name]
+    if "variants" in over:
+        raise InputError(f"{source}: field 'variants.{name}.variants': a variant cannot have variants")
+    merged = apply_sets(deep_merge(base, over), sets or [])
+    merged["variant"] = name
+    return validate(merged, f"{source} (variant {name!r})")
+
+
+def runs(scenario: Scenario, sets: list[str] | None = None) -> list[Scenario]:
+    """The base story and then every variant, each ready to simulate."""
+    return [scenario] + [variant(scenario, name, sets) for name in scenario.variants]

@@ -1,0 +1,115 @@
+"""One run: a scenario under a design and a seed, from the first request to the last answer.
+
+`simulate` builds the world (one SimPy environment, one `random.Random(seed)`, the fault plan, the network,
+the database model, the API and one client process per operation), runs it until every operation has ended
+and nothing is left in flight (handlers, messages, a pending restart; with lease recovery, until recovery has
+had its chance), and returns a `Run`: the trace, the final tables, and the summary that `idemsim.checks`
+derives from them. Nothing here reads the wall clock or the global RNG: the same inputs give the same trace.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from .api import Api
+from .checks import summarize
+from .client import Client, OperationResult
+from .db.engine import Database, DbEvent
+from .faults import FaultPlan
+from .network import Network
+from .scenario import Scenario
+from .trace import Trace
+
+FORMAT_VERSION = 1
+MAX_SIMULATED_SECONDS = 10_000_000.0
+"""A run still busy after this long is a bug in a design or the model, not a long story."""
+
+
+@dataclass
+class Run:
+    """The result of one simulation."""
+
+    scenario: Scenario
+    design: str
+    seed: int
+    trace: Trace
+    tables: dict[str, list[dict[str, Any]]]
+    operations: list[OperationResult]
+    state: dict[str, Any]
+    """The API's in-memory state at the end: balance, items, log lines."""
+    fired: list[int]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name if not self.scenario.variant else f"{self.scenario.name}/{self.scenario.variant}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scenario": self.scenario.name, "variant": self.scenario.variant, "design": self.design,
+                "seed": self.seed, "trace": self.trace.to_list(), "summary": self.summary}
+
+
+def unique_constraint(scenario: Scenario, design: str) -> bool:
+    if scenario.api.unique is not None:
+        return scenario.api.unique
+    return design != "check-then-insert"
+
+
+def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None) -> Run:
+    """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's)."""
+    design = design or scenario.design
+    seed = scenario.seed if seed is None else seed
+    env = simpy.Environment()
+    trace = Trace()
+    rng = random.Random(seed)
+    plan = FaultPlan(scenario.faults, rng, {"request": scenario.network.request,
+                                           "response": scenario.network.response})
+    network = Network(env, plan, trace)
+    db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
+    api = Api(env, db, design, scenario.api, plan, trace)
+    clients = []
+    for i, operation in enumerate(scenario.operations, start=1):
+        config = scenario.client
+        if operation.retry:
+            config = config.model_copy(update=operation.retry)
+        clients.append(Client(env, i, operation, config, rng, network, api, trace))
+    env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
+    while api.in_flight or network.in_flight:
+        _step(env)
+    if api.config.lease is not None and "recovery" in api.daemons and any(
+            row["status"] == "in_progress" for row in db.committed_keys()):
+        env.run(until=env.now + api.config.lease * 1.5 + 1e-9)
+        while api.in_flight or network.in_flight:
+            _step(env)
+    run = Run(scenario, design, seed, trace, db.tables(), [c.result for c in clients],
+              {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}, list(plan.fired))
+    run.summary = summarize(run, db)
+    return run
+
+
+def _step(env: simpy.Environment) -> None:
+    if env.peek() > MAX_SIMULATED_SECONDS:
+        raise RuntimeError(f"the simulation did not settle within {MAX_SIMULATED_SECONDS:g} s")
+    env.step()
+
+
+def _db_recorder(trace: Trace):
+    """Turns the DB model's events into trace events; the reaper's empty sweeps are left out."""
+
+    def record(event: DbEvent) -> None:
+        if event.kind == "wait":
+            trace.record(event.t, event.conn, "db.wait", "db", op=event.op, sql=event.sql,
+                         blocked_by=event.blocked_by)
+            return
+        r = event.result
+        if event.conn in ("reaper", "recovery") and not r.rows and not r.error:
+            return
+        trace.record(event.t, event.conn, "db.result", "db", op=event.op, sql=event.sql, rows=r.rows,
+                     row=r.row, error=r.error, id=r.id, waited=round(r.waited, 6),
+                     blocked_by=list(r.blocked_by))
+
+    return record

@@ -1,0 +1,121 @@
+"""The timeline view: each trace event as one line a learner can read.
+
+`rows` turns a trace into ``(time, src, dst, text)`` tuples, in trace order; it is plain text, with no
+colours, so the terminal table, golden files and later diagram views all share the same wording.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from .http import REASONS
+from .trace import Event
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _status(status: int | None) -> str:
+    return "timeout" if status is None else f"{status} {REASONS.get(status, '')}".rstrip()
+
+
+def _fault(data: dict) -> str:
+    return f" (fault #{data['fault'] + 1})" if data.get("fault") is not None else " (random loss)"
+
+
+def _db_result(d: dict) -> str:
+    if d["error"]:
+        out = f"ERROR {d['error']}"
+    elif d["op"] == "select_key":
+        row = d["row"]
+        out = "no row" if row is None else f"{row['status']}" + (
+            f", response {row['response']['status']}" if row.get("response") else "")
+    elif d["op"] == "count_charges":
+        out = f"count {d['row']['count']}"
+    elif d["rows"] is not None:
+        out = f"{d['rows']} row" + ("" if d["rows"] == 1 else "s")
+        if d.get("id") is not None and d["op"] in ("register_key", "insert_key", "insert_charge"):
+            out += f" (id {d['id']})"
+    else:
+        out = "ok"
+    if d.get("waited"):
+        out += f" after waiting {d['waited']:.3f} s for {', '.join(d['blocked_by']) or 'another transaction'}"
+    return out
+
+
+def describe(e: Event) -> str:
+    """One event in words."""
+    d = e.data
+    k = e.kind
+    if k == "op.start":
+        body = f" {_json(d['body'])}" if d["body"] is not None else ""
+        return f"operation {d['op']} begins: {d['method']} {d['path']}{body}"
+    if k == "attempt.send":
+        key = f"  Idempotency-Key: {d['key']}" if d["key"] else "  (no Idempotency-Key)"
+        return f"{d['method']} {d['path']}{key}  [attempt {d['attempt']}, request {d['request']}]"
+    if k in ("request.lost", "response.lost"):
+        return f"✗ the {k.split('.')[0]} of {d['request']} is lost{_fault(d)}"
+    if k == "request.arrive":
+        return f"request {d['request']} arrives; handler {d['handler']} takes it"
+    if k == "request.refused":
+        return f"request {d['request']} reaches a dead API process: no answer"
+    if k == "db.wait":
+        return f"{d['sql']}  ⏳ waits for {d['blocked_by']}'s transaction"
+    if k == "db.result":
+        return f"{d['sql']}  → {_db_result(d)}"
+    if k == "api.sleep":
+        return f"calls the {d['what']} ({d['seconds']:g} s)"
+    if k == "api.crash":
+        return f"💥 the API process dies at {d['point']} (restarts in {d['restart_after']:g} s)"
+    if k == "api.died":
+        return f"handler dies with the process; its transaction rolls back; {d['request']} gets no answer"
+    if k == "api.restart":
+        return "the API process is back"
+    if k == "response.send":
+        replay = "  (replayed from the key record)" if d["replay"] else ""
+        body = f" {_json(d['body'])}" if d["body"] is not None else ""
+        return f"{_status(d['status'])}{body}{replay}  [to {d['request']}]"
+    if k == "response.dropped":
+        return f"the gateway already answered {d['request']}: it drops the late {_status(d['status'])}"
+    if k == "gateway.timeout":
+        return f"504 Gateway Timeout: no answer from the API within {d['after']:g} s  [to {d['request']}]"
+    if k == "response.arrive":
+        if d["ignored"]:
+            return f"{_status(d['status'])} for {d['request']} arrives after the client stopped waiting: ignored"
+        return f"{_status(d['status'])} for {d['request']} arrives"
+    if k == "attempt.timeout":
+        return f"no answer to {d['request']} within {d['after']:g} s"
+    if k == "attempt.end":
+        return f"attempt {d['attempt']} of operation {d['op']}: {d['outcome']} ({_status(d['status'])})"
+    if k == "client.backoff":
+        return f"backs off {d['seconds']:g} s before retrying"
+    if k == "client.give_up":
+        return f"gives up on operation {d['op']}: {d['reason']}"
+    if k == "op.end":
+        return (f"operation {d['op']} ends {d['outcome']} ({_status(d['status'])}) after {d['attempts']} "
+                f"attempt{'s' if d['attempts'] != 1 else ''}")
+    if k == "state.change":
+        return f"{d['resource']}: {_json(d['before'])} → {_json(d['after'])}"
+    return f"{k} {_json(d)}"
+
+
+def endpoints(e: Event) -> tuple[str, str]:
+    """``(from, to)`` of an event; messages show both ends, local events only the actor."""
+    if e.kind in ("request.lost", "response.lost"):
+        return e.data["src"], e.data["dst"]
+    return e.actor, e.target or ""
+
+
+def rows(events: Iterable[Event]) -> list[tuple[str, str, str, str]]:
+    return [(f"{e.t:8.3f}", *endpoints(e), describe(e)) for e in events]
+
+
+def plain(events: Iterable[Event]) -> str:
+    """The timeline as fixed-width text (golden files compare this)."""
+    lines = []
+    for t, src, dst, text in rows(events):
+        arrow = f"{src} → {dst}" if dst else src
+        lines.append(f"{t}  {arrow:<18}  {text}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,79 @@
+"""The trace: one ordered record of everything that happened in a run.
+
+Every view (the timeline table, JSON, diagrams, figures) and every check reads the trace and nothing else
+but the final database tables. Events are appended in simulation order, so the list is ordered by time and,
+within one instant, by the order in which SimPy ran the processes: for a given seed the same trace, event
+for event. `to_json` rounds times to microseconds so that the JSON text is byte-identical across runs.
+
+Event kinds (``kind``) and what ``data`` holds:
+
+=====================  ==========================================================================
+``op.start``           a logical operation begins: ``op``, ``method``, ``path``, ``body``
+``attempt.send``       the client sends an attempt: ``op``, ``attempt``, ``request`` (id), ``key``
+``request.lost``       the network drops the request: ``request``, ``fault`` (index or null)
+``request.arrive``     the request reaches the API: ``request``, ``handler``
+``request.refused``    the request reaches a crashed API and gets no answer
+``db.wait``            a statement blocks: ``sql``, ``blocked_by``
+``db.result``          a statement ends: ``op``, ``sql``, ``rows``, ``row``, ``error``, ``id``, ``waited``
+``api.sleep``          the handler works outside the database (the payment processor): ``seconds``
+``api.crash``          the API process dies at ``point``; ``restart_after``
+``api.restart``        the API process is back
+``response.send``      the API answers: ``request``, ``status``, ``body``, ``replay``
+``response.lost``      the network drops the response
+``gateway.timeout``    a gateway gives up on the API and answers 504 itself
+``response.arrive``    the client receives an answer: ``request``, ``status``, ``body``
+``attempt.timeout``    the client stops waiting for an attempt
+``attempt.end``        an attempt's outcome: ``op``, ``attempt``, ``outcome`` (ok/fail/info), ``status``
+``client.backoff``     the client waits before the next attempt: ``seconds``
+``op.end``             the operation's final outcome: ``op``, ``outcome``, ``status``, ``attempts``
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened at simulated time ``t``, done by ``actor`` (to ``target``, if any)."""
+
+    t: float
+    actor: str
+    kind: str
+    target: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"t": round(self.t, 6), "actor": self.actor, "target": self.target, "kind": self.kind,
+                "data": self.data}
+
+
+class Trace:
+    """The ordered list of events of one run."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        """Every event, in the order it happened."""
+
+    def record(self, t: float, actor: str, kind: str, target: str | None = None, **data: Any) -> Event:
+        event = Event(t, actor, kind, target, data)
+        self.events.append(event)
+        return event
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def of_kind(self, *kinds: str) -> list[Event]:
+        return [e for e in self.events if e.kind in kinds]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [e.to_dict() for e in self.events]
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_list(), ensure_ascii=False, sort_keys=True)
