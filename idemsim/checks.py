@@ -41,7 +41,8 @@ def summarize(run, db) -> dict[str, Any]:
     keys = db.committed_keys()
     operations = [{
         "op": r.op,
-        "client": run.scenario.operations[r.op - 1].client,
+        "logical": r.logical,
+        "client": run.scenario.operations[r.logical - 1].client + ("-dup" if r.logical != r.op else ""),
         "key": r.keys[0] if r.keys else None,
         "outcome": r.outcome,
         "status": r.status,

@@ -74,6 +74,8 @@ class OperationResult:
     """What the client knows at the end of one operation."""
 
     op: int
+    logical: int = 0
+    """The logical operation: equal to ``op`` except for a duplicate, which names the one it copies."""
     outcome: str = "info"
     status: int | None = None
     attempts: int = 0
@@ -91,9 +93,14 @@ class Client:
     """Runs one logical operation as a SimPy process; ``result`` fills in as it goes."""
 
     def __init__(self, env: simpy.Environment, op: int, operation: Operation, config: ClientConfig,
-                 rng: random.Random, network: Network, api, trace: Trace) -> None:
+                 rng: random.Random, network: Network, api, trace: Trace, *, key: str | None = None,
+                 logical: int | None = None) -> None:
         self.env = env
         self.op = op
+        self.logical = logical or op
+        """The logical operation this client performs: its own number, or the one it duplicates."""
+        self.key = key
+        """The key of a per-operation client, chosen before the run starts."""
         self.operation = operation
         self.config = config
         self.rng = rng
@@ -101,7 +108,7 @@ class Client:
         self.api = api
         self.trace = trace
         self.name = operation.client
-        self.result = OperationResult(op)
+        self.result = OperationResult(op, logical=self.logical)
         self._waiting: dict[str, simpy.Event] = {}
         """The reply event of each attempt the client still waits for, by request id."""
 
@@ -112,9 +119,7 @@ class Client:
         start = env.now
         self.trace.record(env.now, self.name, "op.start", None, op=self.op, method=operation.method,
                           path=operation.path, body=operation.body)
-        key = None
-        if config.key_strategy == "per-operation":
-            key = operation.key or make_key(self.rng)
+        key = self.key if config.key_strategy == "per-operation" else None
         for attempt in range(1, config.max_attempts + 1):
             if config.key_strategy == "per-attempt":
                 key = make_key(self.rng) if attempt > 1 or operation.key is None else operation.key

@@ -75,8 +75,22 @@ class ProcessorError(_Fault):
         return f"the payment processor fails op {self.op} attempt {self.attempt}"
 
 
-Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError], Field(discriminator="kind")]
-FAULT_TYPES = (LoseMessage, DelayMessage, Crash, ProcessorError)
+class Duplicate(BaseModel):
+    """A second copy of operation ``op`` (same key, same body) starts at ``at``: a double click, a second
+    tab, a proxy that resends. It runs as its own client process with the same retry policy."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["duplicate"] = "duplicate"
+    op: int = Field(1, ge=1)
+    at: float = Field(0.0, ge=0)
+
+    def describe(self) -> str:
+        return f"a duplicate of op {self.op} starts at {self.at:g} s"
+
+
+Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate], Field(discriminator="kind")]
+FAULT_TYPES = (LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +115,15 @@ class FaultPlan:
         self.fired: list[int] = []
         """Indices of the scripted faults that happened, in the order they happened."""
 
+    def duplicates(self) -> list[tuple[int, "Duplicate"]]:
+        """The duplicate operations to start, with their fault indices; they fire by being started."""
+        found = [(i, f) for i, f in enumerate(self.faults) if f.kind == "duplicate"]
+        self.fired.extend(i for i, _ in found)
+        return found
+
     def _find(self, kind: str, op: int, attempt: int, **match) -> int | None:
         for i, f in enumerate(self.faults):
-            if (f.kind == kind and f.op == op and f.attempt == attempt
+            if (f.kind == kind and f.op == op and getattr(f, "attempt", None) == attempt
                     and all(getattr(f, k) == v for k, v in match.items())):
                 return i
         return None

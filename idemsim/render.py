@@ -80,11 +80,12 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     for failure in s["failures"]:
         table.add_row("", Text(failure, style="red"))
     table.add_row("seed", str(run.seed))
-    table.add_row("reproduce", reproduce_command(run, sets, source))
     return table
 
 
 def print_run(console: Console, run, sets: list[str] | None = None, source: str | None = None) -> None:
     console.print(timeline_table(run))
     console.print(summary_table(run, sets, source))
+    # Never wrapped, so that it can be copied whole.
+    console.print(f"reproduce: {reproduce_command(run, sets, source)}", soft_wrap=True, highlight=False)
     console.print()

@@ -17,7 +17,7 @@ import simpy
 
 from .api import Api
 from .checks import summarize
-from .client import Client, OperationResult
+from .client import Client, OperationResult, make_key
 from .db.engine import Database, DbEvent
 from .faults import FaultPlan
 from .network import Network
@@ -72,11 +72,18 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
     api = Api(env, db, design, scenario.api, plan, trace)
     clients = []
+    keys = [operation.key or make_key(rng) if scenario.client.key_strategy == "per-operation" else None
+            for operation in scenario.operations]
     for i, operation in enumerate(scenario.operations, start=1):
-        config = scenario.client
-        if operation.retry:
-            config = config.model_copy(update=operation.retry)
-        clients.append(Client(env, i, operation, config, rng, network, api, trace))
+        clients.append(Client(env, i, operation, _config(scenario, operation), rng, network, api, trace,
+                              key=keys[i - 1]))
+    for _, dup in plan.duplicates():
+        if dup.op > len(scenario.operations):
+            continue
+        original = scenario.operations[dup.op - 1]
+        operation = original.model_copy(update={"at": dup.at, "client": f"{original.client}-dup"})
+        clients.append(Client(env, len(clients) + 1, operation, _config(scenario, operation), rng, network, api,
+                              trace, key=keys[dup.op - 1], logical=dup.op))
     env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
     while api.in_flight or network.in_flight:
         _step(env)
@@ -89,6 +96,12 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
               {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}, list(plan.fired))
     run.summary = summarize(run, db)
     return run
+
+
+def _config(scenario: Scenario, operation):
+    if operation.retry:
+        return scenario.client.model_copy(update=operation.retry)
+    return scenario.client
 
 
 def _step(env: simpy.Environment) -> None:

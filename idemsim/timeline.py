@@ -7,6 +7,7 @@ colours, so the terminal table, golden files and later diagram views all share t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
 
 from .http import REASONS
@@ -23,6 +24,14 @@ def _status(status: int | None) -> str:
 
 def _fault(data: dict) -> str:
     return f" (fault #{data['fault'] + 1})" if data.get("fault") is not None else " (random loss)"
+
+
+_JSONB = re.compile(r"'(\{\"status\": \d+).*?'::jsonb")
+
+
+def _sql(sql: str) -> str:
+    """The statement as the timeline shows it: a stored response's JSON is cut after its status."""
+    return _JSONB.sub(lambda m: f"'{m.group(1)}, …}}'::jsonb", sql)
 
 
 def _db_result(d: dict) -> str:
@@ -62,9 +71,9 @@ def describe(e: Event) -> str:
     if k == "request.refused":
         return f"request {d['request']} reaches a dead API process: no answer"
     if k == "db.wait":
-        return f"{d['sql']}  ⏳ waits for {d['blocked_by']}'s transaction"
+        return f"{_sql(d['sql'])}  ⏳ waits for {d['blocked_by']}'s transaction"
     if k == "db.result":
-        return f"{d['sql']}  → {_db_result(d)}"
+        return f"{_sql(d['sql'])}  → {_db_result(d)}"
     if k == "api.sleep":
         return f"calls the {d['what']} ({d['seconds']:g} s)"
     if k == "api.crash":

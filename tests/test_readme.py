@@ -1,0 +1,23 @@
+"""README's promises: its two commands, and the one CI runs."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_commands() -> list[str]:
+    return re.findall(r"```sh\n(.*?)\n```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+
+
+def test_readme_has_the_run_and_the_test_command():
+    """The first command installs and runs `idemsim run lost-response`; the second installs and runs pytest."""
+    run, test = readme_commands()[:2]
+    assert run.endswith("idemsim run lost-response") and "pip install" in run
+    assert "pip install" in test and "pytest" in test and "[test]" in test
+
+
+def test_ci_runs_readmes_test_command():
+    """.ci/run runs README's test command verbatim."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert readme_commands()[1] in ci
