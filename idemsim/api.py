@@ -5,12 +5,19 @@ as a connection pool would give it. ``POST /charges`` runs under the configured 
 (`idemsim.designs`); the other paths serve the article's examples of idempotent and non-idempotent methods
 on a small in-memory state (a balance, a set of items) and never touch the key table.
 
-Faults: at each named crash point a handler asks the `FaultPlan`; a crash takes the whole process down: the
-crashing handler's connection drops (PostgreSQL rolls its open transaction back), every other handler in
-flight dies at its next step the same way, no answer is sent, requests that arrive while the process is down
-get no answer, and the process restarts after the crash's ``restart_after``. With a ``gateway_timeout`` set,
+Faults: at each named crash point a handler asks the `FaultPlan`; a crash takes the whole process down at that
+instant: no handler answers, every idle connection drops at once (PostgreSQL rolls each open transaction back
+and wakes whoever waited on it) and one blocked in a statement drops when the statement ends, as a PostgreSQL
+backend notices a closed socket only then; requests that arrive while the process is down get no answer, and
+the process restarts after the crash's ``restart_after``. With a ``gateway_timeout`` set,
 a gateway in front of the API answers ``504`` when the handler has not answered in time, and drops the
 handler's late answer.
+
+Background work, on connections of its own: with a ``ttl`` (every keyed design) a reaper deletes every expired
+key record, ``in_progress`` ones included, every ``reap_every`` seconds; with a ``lease`` (committed-first) a
+recovery step deletes, every ``lease / 2`` seconds, ``in_progress`` records older than the lease, whether or
+not a handler is still working on them. Neither keeps a run going by itself (`idemsim.simulation` decides
+when a run ends).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import re
 from typing import Any, Callable, Literal
 
 import simpy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .faults import FaultPlan
 from .http import Request, Response
@@ -37,7 +44,7 @@ class ApiConfig(BaseModel):
                                                           "holds its open transaction meanwhile")
     isolation: Isolation = Field("read committed", description="isolation level of the API's transactions")
     fingerprint_check: bool = Field(True, description="same key, different body -> 422")
-    ttl: float | None = Field(86400.0, gt=0, description="retention of key records, seconds (none = forever)")
+    ttl: float | None = Field(86400.0, gt=0, description='retention of key records, seconds, or "forever"')
     reap_every: float = Field(60.0, gt=0, description="how often the retention reaper runs")
     missing_key: Literal["reject", "process"] = Field("reject", description="no key: 400, or process "
                                                                                "without protection")
@@ -50,6 +57,11 @@ class ApiConfig(BaseModel):
     gateway_timeout: float | None = Field(None, gt=0, description="a gateway answers 504 after this long")
     balance: int = Field(500, description="starting balance for /balance")
     items: dict[str, Any] = Field(default_factory=dict, description="starting items for /items/{id}")
+
+    @field_validator("ttl", mode="before")
+    @classmethod
+    def _forever(cls, value: Any) -> Any:
+        return None if value == "forever" else value
 
 
 class ApiCrashed(Exception):
@@ -68,12 +80,20 @@ class Handler:
         self.conn = api.db.connect(name)
         self.generation = api.generation
         """The process incarnation this handler belongs to; a crash makes it stale."""
+        self.in_statement = False
+        """True while a statement runs (or waits for a lock) on the connection."""
 
     def sql(self, op: str, **fields: Any):
         """Run one statement (see `idemsim.db.engine`); returns its `Result`."""
         self._alive()
+        self.in_statement = True
         result = yield from self.conn.execute(op, **fields)
-        self._alive()
+        self.in_statement = False
+        if self.generation != self.api.generation:
+            # The process died while this statement ran; like a PostgreSQL backend blocked on a lock, the
+            # session notices the closed socket only now, and its transaction rolls back now.
+            self.api.drop(self)
+            raise ApiCrashed("process died")
         return result
 
     def work(self, seconds: float, what: str = "payment processor"):
@@ -118,7 +138,9 @@ class Api:
         """Increments at every crash; handlers of an older generation are dead."""
         self.up = True
         self.in_flight = 0
-        """Handlers running now."""
+        """Handlers running now, plus a pending restart."""
+        self.handlers: dict[str, Handler] = {}
+        """The live handlers, by name: a crash drops all their connections at once."""
         self.requests = 0
         self.balance = config.balance
         self.items: dict[str, Any] = dict(config.items)
@@ -134,35 +156,37 @@ class Api:
 
     # -- requests ---------------------------------------------------------------------------------------
     def receive(self, request: Request, respond: Callable[..., None]) -> None:
+        client = getattr(respond, "client", "client")
         if not self.up:
-            self.trace.record(self.env.now, "client", "request.refused", "api", request=request.id)
+            self.trace.record(self.env.now, client, "request.refused", "api", request=request.id)
             return
         self.requests += 1
         name = f"api#{self.requests}"
-        self.trace.record(self.env.now, "client", "request.arrive", "api", request=request.id, handler=name)
+        self.trace.record(self.env.now, client, "request.arrive", "api", request=request.id, handler=name)
         self.env.process(self._serve(request, respond, name))
 
     def _serve(self, request: Request, respond, name: str):
         self.in_flight += 1
         handler = Handler(self, request, name)
+        self.handlers[name] = handler
         answered = {"by_gateway": False}
         if self.config.gateway_timeout is not None:
             self.env.process(self._gateway(request, respond, answered))
         try:
             response = yield from self._route(handler)
         except ApiCrashed:
-            yield from handler.conn.execute("disconnect")
-            self.trace.record(self.env.now, name, "api.died", None, request=request.id)
-            return
+            return  # `crash` has already dropped its connection and recorded its death
         finally:
             self.in_flight -= 1
+            self.handlers.pop(name, None)
         self.log_lines += 1
         if answered["by_gateway"]:
             self.trace.record(self.env.now, name, "response.dropped", "gateway", request=request.id,
                               status=response.status, body=response.body, replay=response.replay)
             return
         answered["done"] = True
-        self.trace.record(self.env.now, name, "response.send", "client", request=request.id,
+        self.trace.record(self.env.now, name, "response.send", getattr(respond, "client", "client"),
+                          request=request.id,
                           status=response.status, body=response.body, replay=response.replay)
         respond(response, name)
 
@@ -172,7 +196,8 @@ class Api:
             return
         answered["by_gateway"] = True
         response = Response(504, {"error": "gateway timeout"})
-        self.trace.record(self.env.now, "gateway", "gateway.timeout", "client", request=request.id,
+        self.trace.record(self.env.now, "gateway", "gateway.timeout", getattr(respond, "client", "client"),
+                          request=request.id,
                           status=504, after=self.config.gateway_timeout)
         respond(response, "gateway")
 
@@ -231,10 +256,23 @@ class Api:
 
     # -- crashes and background work -------------------------------------------------------------------
     def crash(self, name: str, point: str, restart_after: float) -> None:
+        """The process dies now and no handler answers. Idle connections drop at this instant (PostgreSQL
+        rolls back each open transaction and wakes whoever waited on it); a connection whose statement is
+        blocked on a lock drops when the statement ends, as a blocked backend notices a closed socket only
+        then."""
         self.generation += 1
         self.up = False
         self.trace.record(self.env.now, name, "api.crash", None, point=point, restart_after=restart_after)
+        for handler in list(self.handlers.values()):
+            if not handler.in_statement:
+                self.drop(handler)
         self.env.process(self._restart(restart_after))
+
+    def drop(self, handler: Handler) -> None:
+        """A dead handler's connection drops: its open transaction rolls back; it never answers."""
+        self.handlers.pop(handler.name, None)
+        _now(handler.conn.execute("disconnect"))
+        self.trace.record(self.env.now, handler.name, "api.died", None, request=handler.request.id)
 
     def _restart(self, after: float):
         self.in_flight += 1  # a pending restart is work in flight: the run waits for it
@@ -260,3 +298,12 @@ class Api:
                 if row["status"] == "in_progress" and row["created_at"] < self.env.now - lease:
                     yield from conn.execute("delete_key", key=row["key"], status="in_progress",
                                             created_before=self.env.now - lease)
+
+
+def _now(statement):
+    """Run a statement that never waits (``disconnect``) to its end, at this instant."""
+    try:
+        next(statement)
+    except StopIteration as end:
+        return end.value
+    raise RuntimeError("a statement that was not expected to wait did wait")

@@ -26,13 +26,16 @@ def _seen(status: int | None) -> int | str:
 def summarize(run, db) -> dict[str, Any]:
     trace = run.trace
     keys_by_request = {e.data["request"]: e.data["key"] for e in trace.of_kind("attempt.send")}
+    # The first answer for a key is the one of a handler that registered it (a 409 or 422 about the record is not)
+    registrants = {e.actor for e in trace.of_kind("db.result")
+                   if e.data["op"] in ("register_key", "insert_key") and e.data["rows"] == 1}
     first_answer: dict[str, tuple] = {}
     replays = identical = 0
     for e in trace.of_kind("response.send", "response.dropped"):
         key = keys_by_request.get(e.data["request"])
         answer = (e.data["status"], e.data["body"])
         if not e.data["replay"]:
-            if key is not None:
+            if key is not None and e.actor in registrants:
                 first_answer.setdefault(key, answer)
         else:
             replays += 1
@@ -56,6 +59,7 @@ def summarize(run, db) -> dict[str, Any]:
         "outcome": first["outcome"],
         "status": first["status"],
         "operations": operations,
+        "client_believes": len({op["logical"] for op in operations if op["outcome"] == "ok"}),
         "replays": replays,
         "replay_identical": None if replays == 0 else identical == replays,
         "wait_seconds": round(max(waits, default=0.0), 6),
@@ -78,7 +82,8 @@ def verdict(run, summary: dict[str, Any]) -> tuple[str, list[str]]:
     if expectation is None:
         return "no expectation", []
     got = {**summary, "seen": summary["operations"][0]["seen"],
-           "outcomes": [op["outcome"] for op in summary["operations"]]}
+           "outcomes": [op["outcome"] for op in summary["operations"]],
+           "seen_by_op": [op["seen"] for op in summary["operations"]]}
     failures = []
     for name, expected in expectation.model_dump(exclude_none=True).items():
         actual = got[name]

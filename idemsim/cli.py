@@ -82,7 +82,7 @@ def list_scenarios() -> None:
     for s in scenarios:
         groups.setdefault(s.group, []).append(s)
     console = _console()
-    for group, members in groups.items():
+    for group, members in sorted(groups.items()):
         table = Table(title=group, title_justify="left", show_header=False, box=None, padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
@@ -127,6 +127,110 @@ def run(
         for r in results:
             print_run(console, r, set_, scenario)
     raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
+
+
+@app.command()
+def explore(
+    design: str = typer.Argument(..., help="The design to explore: naive, check-then-insert, same-tx, "
+                                           "committed-first or split-tx."),
+    set_: List[str] = typer.Option([], "--set", help="Fix a field of the default configuration: "
+                                                     "section.field=value (repeatable); field=none makes it "
+                                                     "none (e.g. api.lease=none: no recovery)."),
+    max_examples: int = typer.Option(200, "--max-examples", min=1, help="Search: how many runs Hypothesis "
+                                                                        "tries before it gives up."),
+    seed: int = typer.Option(1, help="Seed of the search and of every run's random numbers."),
+    exhaustive: bool = typer.Option(False, "--exhaustive", help="Check every schedule of the small universe "
+                                                                "instead of searching (see docs/explore.md)."),
+    max_faults: Optional[int] = typer.Option(None, "--max-faults", min=0, help="Faults per schedule at most "
+                                                                               "(default: search 5, "
+                                                                               "exhaustive 3; exhaustive "
+                                                                               "allows up to 6)."),
+    save: Optional[str] = typer.Option(None, "--save", help="Where to write a counterexample as a scenario file "
+                                                            "(default: counterexample-DESIGN-SEED.toml)."),
+    format: Format = typer.Option(Format.text, "--format", help="text: verdict and timeline; json: verdict, "
+                                                               "counts and the counterexample's trace."),
+) -> None:
+    """Search for a fault schedule that breaks exactly-once charging.
+
+    The default configuration is correct for same-tx: one key per operation, fingerprint check on, retention
+    longer than the retry window (committed-first: a lease longer than the longest handler time); see
+    docs/explore.md. Exit codes: 1 a counterexample was found (saved and printed), 0 none was, 2 bad input.
+    """
+    from . import explore as ex
+    from .simulation import FORMAT_VERSION
+
+    mode = "exhaustive" if exhaustive else "search"
+    with user_errors():
+        if exhaustive and max_faults is not None and max_faults > ex.MAX_EXHAUSTIVE_FAULTS:
+            most = ex.MAX_EXHAUSTIVE_FAULTS
+            raise InputError(f"--max-faults {max_faults}: the exhaustive mode allows at most {most} "
+                             f"({ex.count_schedules(len(ex.universe()), most)} schedules)")
+        k = ex.DEFAULT_MAX_FAULTS[mode] if max_faults is None else max_faults
+        base = ex.base_scenario(design, set_, seed)
+        ex.check_save_path(save or ex.default_path(design, seed))
+        command = ex.command_line(design, set_, seed, exhaustive_mode=exhaustive, max_faults=k,
+                                  max_examples=None if exhaustive else max_examples)
+        if exhaustive:
+            result = ex.exhaustive(design, set_, max_faults=k, seed=seed)
+        else:
+            result = ex.search(design, set_, max_examples=max_examples, seed=seed, max_faults=k)
+        cx = result.counterexample
+        if cx is not None:
+            ex.save(cx, save or ex.default_path(design, seed), command)
+    if format is Format.json:
+        doc = {"version": FORMAT_VERSION, **result.to_dict(), "sets": list(set_), "command": command}
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+    else:
+        console = _console()
+        for line in ex.header_lines(result, base, command) + ex.verdict_lines(result):
+            console.print(line, markup=False)
+        if cx is not None:
+            from .render import print_run
+
+            console.print()
+            print_run(console, cx.run, None, cx.saved)
+            console.print(f"saved: {cx.saved} (its expectation records this counterexample: `idemsim run` "
+                          f"holds when it reproduces it)", markup=False)
+            console.print(f"replay: {cx.replay_command()}", markup=False)
+    raise typer.Exit(1 if result.counterexample is not None else 0)
+
+
+@app.command()
+def show(
+    scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+) -> None:
+    """Explain a scenario: what happens, what it teaches, the article's passage, its variants and expectations."""
+    from .render import print_show
+    from .scenario import load, runs
+
+    with user_errors():
+        loaded = load(scenario, set_)
+        stories = runs(loaded, set_)
+    print_show(_console(), loaded, stories)
+
+
+@app.command()
+def compare(
+    scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),
+    seed: Optional[int] = typer.Option(None, help="Seed of the runs' random numbers (default: the scenario's)."),
+    format: Format = typer.Option(Format.text, "--format", help="text: one table; json: version and rows."),
+    variant: Optional[str] = typer.Option(None, help="Compare this variant's story instead of the main one."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+) -> None:
+    """Run a scenario's faults under every design (and its option sets) and show one table."""
+    from .compare import compare as run_comparison
+    from .scenario import load
+
+    with user_errors():
+        comparison = run_comparison(load(scenario, set_), variant, seed, set_)
+    if format is Format.json:
+        print(json.dumps(comparison.to_json(), ensure_ascii=False, indent=1))
+    else:
+        from .render import print_comparison
+
+        print_comparison(_console(), comparison)
+    raise typer.Exit(comparison.exit_code)
 
 
 def main() -> None:

@@ -66,7 +66,8 @@ class Operation(BaseModel):
     body: dict[str, Any] | None = Field(default_factory=lambda: {"amount": 1000})
     key: str | None = Field(None, description="the key to send (per-operation); made from the seed if unset")
     client: str = Field("client", description="the name of the client process, for the timeline")
-    retry: dict[str, Any] | None = Field(None, description="overrides of [client] for this operation")
+    retry: ClientConfig | None = Field(None, description="this operation's own [client] fields; the rest "
+                                                          "come from [client]")
 
 
 @dataclass
@@ -177,4 +178,5 @@ class Client:
 
             self.network.carry("response", self.op, request.attempt, request.id, src, self.name, arrive)
 
+        send.client = self.name  # type: ignore[attr-defined]  # whom the API answers, for its trace events
         return send

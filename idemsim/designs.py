@@ -15,8 +15,16 @@ waits and results follow PostgreSQL's, so a duplicate under ``same-tx`` really b
                        that finds ``in_progress`` gets ``409`` at once; with a lease, an ``in_progress``
                        record older than the lease is returned to absent.
 ``split-tx``           key and charge in separate transactions with no status; a retry that finds the key
-                       answers as if done. ``order``: ``key-first`` or ``charge-first``.
+                       answers as if done (200), or replays the response if one was stored. ``order``:
+                       ``key-first`` or ``charge-first``.
 =====================  ===================================================================================
+
+Options (`idemsim.api.ApiConfig`) apply to every keyed design alike: a request without a key gets 400 or is
+processed as ``naive`` (``missing_key``); a key found with another body's fingerprint gets 422
+(``fingerprint_check``); a payment-processor failure answers 500 and is either stored and replayed
+(``replay_errors``) or undone, so that a retry starts afresh (the transaction rolls back; a key committed
+before it is deleted). A database error the handler cannot resolve (40001, 55P03, 40P01) answers 503, which the
+client reads as ``info``.
 """
 
 from __future__ import annotations
@@ -55,9 +63,13 @@ def _answer_from_record(h, key: str, fp: str, *, end_tx: bool):
     found = yield from h.sql("select_key", key=key)
     if end_tx:
         yield from h.sql("commit")
-    row = found.row
     if found.error:
         return _db_error(found.error)
+    return _answer_from_row(h, found.row, fp)
+
+
+def _answer_from_row(h, row, fp: str) -> Response:
+    """The answer a record gives: its stored response, 409 while in progress, 422 for another body."""
     if row is None:
         return Response(409, {"error": "the key's record changed meanwhile; retry"})
     if h.config.fingerprint_check and row["fingerprint"] != fp:
@@ -143,7 +155,7 @@ def check_then_insert(h):
         return _db_error(found.error)
     if found.row is not None:
         yield from h.sql("rollback")
-        return (yield from _answer_from_record(h, key, fp, end_tx=False))
+        return _answer_from_row(h, found.row, fp)
     inserted = yield from h.sql("insert_key", key=key, fingerprint=fp, ttl=h.config.ttl)
     if inserted.error == "23505":
         # The unique constraint caught the race: the other copy committed first.
@@ -182,45 +194,71 @@ def committed_first(h):
     return (yield from _charge_and_store(h, key, amount, key_committed=True))
 
 
+def _split_tx_found(h, row, fp: str) -> Response:
+    """split-tx found the key: replay what is stored, or, with no status to tell, answer as if done."""
+    if h.config.fingerprint_check and row["fingerprint"] != fp:
+        return Response(422, {"error": "Idempotency-Key reused with a different request body"})
+    if row["response"] is not None:
+        return Response.from_stored(row["response"])
+    return Response(200, {"status": "already processed"})
+
+
 def split_tx(h):
     """Key and charge in separate transactions, no status: whatever finds the key answers as if done."""
     key = h.request.key
     if key is None:
         return (yield from _missing_key(h))
     fp, amount = fingerprint(h.request.body), (h.request.body or {}).get("amount", 0)
-    as_if_done = Response(200, {"status": "already processed"})
     if h.config.order == "key-first":
         registered = yield from h.sql("register_key", key=key, fingerprint=fp, ttl=h.config.ttl)
+        if registered.error:
+            return _db_error(registered.error)
         if registered.rows == 0:
             found = yield from h.sql("select_key", key=key)
-            return Response.from_stored(found.row["response"]) if found.row and found.row["response"] \
-                else as_if_done
+            if found.row is None:
+                return Response(409, {"error": "the key's record changed meanwhile; retry"})
+            return _split_tx_found(h, found.row, fp)
         h.point("after_key")
         yield from h.work(h.config.charge_seconds)
+        if h.processor_fails():
+            response = _processor_failed()
+            if h.config.replay_errors:
+                yield from h.sql("complete_key", key=key, response=response.stored())
+            else:
+                yield from h.sql("delete_key", key=key)
+            return response
         charge = yield from h.sql("insert_charge", amount=amount, key=key)
         h.point("after_charge")
         response = _charged(charge, amount)
         h.point("before_response_stored")
         yield from h.sql("complete_key", key=key, response=response.stored())
         return response
-    # charge-first: look for the key, charge, then record the key with the answer.
+    # charge-first: look for the key, charge, then record the key with the answer in a second transaction.
     found = yield from h.sql("select_key", key=key)
     if found.row is not None:
-        return Response.from_stored(found.row["response"]) if found.row["response"] else as_if_done
+        return _split_tx_found(h, found.row, fp)
     yield from h.work(h.config.charge_seconds)
+    if h.processor_fails():
+        return _processor_failed()
     charge = yield from h.sql("insert_charge", amount=amount, key=key)
     h.point("after_charge")
     response = _charged(charge, amount)
     h.point("before_response_stored")
     yield from h.sql("begin", isolation=h.config.isolation)
-    yield from h.sql("register_key", key=key, fingerprint=fp, ttl=h.config.ttl)
-    yield from h.sql("complete_key", key=key, response=response.stored())
-    yield from h.sql("commit")
+    registered = yield from h.sql("register_key", key=key, fingerprint=fp, ttl=h.config.ttl)
+    if registered.rows == 1:
+        yield from h.sql("complete_key", key=key, response=response.stored())
+    h.point("before_commit")
+    done = yield from h.sql("commit")
+    if registered.error or done.error:
+        return _db_error(registered.error or done.error)
     return response
 
 
 @dataclass(frozen=True)
 class Design:
+    """A design: its name, its handler for ``POST /charges``, and whether it uses the key at all."""
+
     name: str
     handler: Callable
     summary: str

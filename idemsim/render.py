@@ -6,10 +6,13 @@ the JSON output does not also have.
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
+from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -89,3 +92,108 @@ def print_run(console: Console, run, sets: list[str] | None = None, source: str 
     # Never wrapped, so that it can be copied whole.
     console.print(f"reproduce: {reproduce_command(run, sets, source)}", soft_wrap=True, highlight=False)
     console.print()
+
+
+# -- idemsim compare ---------------------------------------------------------------------------------------
+def comparison_table(comparison) -> Table:
+    """design × charges, the client's final outcome, statuses seen, the longest wait, replay identical, verdict.
+
+    With several operations (a duplicate, a second purchase) the two client columns have one line per
+    operation, in the same order, the first naming the client."""
+    story = f" / {comparison.variant}" if comparison.variant else ""
+    table = Table(title=f"{comparison.scenario}{story} — the same faults under every design (seed {comparison.seed})",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("design", no_wrap=True)
+    table.add_column("charges", justify="right", min_width=7)
+    table.add_column("client ended", no_wrap=True)
+    table.add_column("statuses seen")
+    table.add_column("wait (s)", justify="right", min_width=5)
+    table.add_column("replay identical", min_width=4)
+    table.add_column("verdict", min_width=7)
+    for row in comparison.rows:
+        several = len(row["seen"]) > 1
+        ended = "\n".join((f"{client}: " if several else "") + f"{outcome} {seen[-1] if seen else ''}".rstrip()
+                          for client, outcome, seen in zip(row["clients"], row["outcomes"], row["seen"]))
+        seen = "\n".join(", ".join(str(s) for s in statuses) or "nothing" for statuses in row["seen"])
+        identical = {None: "—", True: "yes", False: "NO"}[row["replay_identical"]]
+        table.add_row(row["label"], str(row["charges"]), ended, seen,
+                      f"{row['wait_seconds']:.3f}" if row["wait_seconds"] else "—", identical,
+                      Text(row["verdict"], style=VERDICT_STYLE[row["verdict"]]))
+    return table
+
+
+def print_comparison(console: Console, comparison) -> None:
+    table = comparison_table(comparison)
+    # Never squeeze a column to fit a narrow terminal: a truncated status list would misreport the run.
+    natural = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
+    width = console.width
+    console.width = max(width, natural)
+    console.print(table)
+    console.width = width
+    for row in comparison.rows:
+        for failure in row["failures"]:
+            console.print(Text(f"{row['label']}: {failure}", style="red"))
+    words = ["idemsim", "run", comparison.scenario, "--design", "DESIGN", "--seed", str(comparison.seed)]
+    if comparison.variant:
+        words += ["--variant", comparison.variant]
+    console.print(f"Each row is one run; its timeline: {shlex.join(words)}")
+    variants = {row["label"].partition(" ")[2].strip("()"): row["story"] for row in comparison.rows if row["options"]}
+    if variants:
+        console.print("Rows with options run a variant: " + "; ".join(
+            f"{options} → " + (f"--variant {story}" if story else "the main story (no --variant)")
+            for options, story in variants.items()))
+
+
+# -- idemsim show ------------------------------------------------------------------------------------------
+def _expectations(scenario) -> list[str]:
+    return [f"{design}: " + ", ".join(f"{k}={v!r}" for k, v in e.model_dump(exclude_none=True).items())
+            for design, e in scenario.expect.items()]
+
+
+def _section(console: Console, heading: str, body: str) -> None:
+    console.print(Text(heading, style="bold"))
+    for line in body.strip().splitlines():
+        console.print("  " + line, soft_wrap=True)
+    console.print()
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for k, v in table.items():
+        if isinstance(v, dict) and v:
+            out += _flatten(v, f"{prefix}{k}.")
+        else:
+            out.append((f"{prefix}{k}", v))
+    return out
+
+
+def print_show(console: Console, scenario, stories) -> None:
+    """What happens, what it teaches, the article's passage, the set-up, and every story's expectations."""
+    console.print(Text(f"{scenario.name} — {scenario.title}", style="bold cyan"))
+    console.print(f"{scenario.group}  ·  {scenario.summary}", soft_wrap=True)
+    console.print()
+    _section(console, "What happens", scenario.story)
+    _section(console, "What it teaches", scenario.teaches)
+    if scenario.article.strip():
+        _section(console, "From the article", scenario.article)
+    setup = [f"design: {scenario.design}   (compare: {', '.join(scenario.compare or ['every design'])})",
+             f"client: key {scenario.client.key_strategy}, timeout {scenario.client.timeout:g} s, "
+             f"{scenario.client.max_attempts} attempts, backoff {scenario.client.backoff:g} s"]
+    for i, op in enumerate(scenario.operations, start=1):
+        key = f", key {op.key}" if op.key else ""
+        body = f" {json.dumps(op.body, ensure_ascii=False)}" if op.body else ""
+        setup.append(f"operation {i} at {op.at:g} s ({op.client}): {op.method} {op.path}{body}{key}")
+    setup += [f"fault {i}: {f.describe()}" for i, f in enumerate(scenario.faults, start=1)] or ["faults: none"]
+    _section(console, "Set-up", "\n".join(setup))
+    _section(console, "Expected", "\n".join(_expectations(scenario)) or "nothing stated")
+    for story in stories[1:]:
+        heading = f"Variant {story.variant} — {story.title}"
+        changes = [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in _flatten(scenario.variants[story.variant])
+                   if k.split(".")[0] not in ("title", "summary", "story", "teaches", "article", "expect", "faults")]
+        if "faults" in scenario.variants[story.variant]:
+            changes.append("faults: " + ("; ".join(f.describe() for f in story.faults) or "none"))
+        body = [story.summary, ""] + story.story.strip().splitlines() + [""] + \
+               ([f"changes: {'; '.join(changes)}"] if changes else []) + \
+               [f"expected {line}" for line in _expectations(story)]
+        _section(console, heading, "\n".join(body))
+    console.print(f"Run it: idemsim run {scenario.name}   ·   every design: idemsim compare {scenario.name}")

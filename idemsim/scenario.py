@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .api import ApiConfig
 from .client import ClientConfig, Operation
@@ -50,6 +50,10 @@ class Expectation(BaseModel):
     seen: list[int | Literal["timeout"]] | None = Field(None, description="statuses of the first operation's "
                                                                             "attempts, in order")
     outcomes: list[Outcome] | None = Field(None, description="every operation's final outcome, in order")
+    seen_by_op: list[list[int | Literal["timeout"]]] | None = Field(
+        None, description="statuses of every operation's attempts (duplicates included), in order")
+    client_believes: int | None = Field(None, ge=0, description="logical operations the client believes done "
+                                                                "(one of its copies ended ok)")
     replay_identical: bool | None = Field(None, description="every replayed response equals the first")
     replays: int | None = Field(None, ge=0, description="responses the API replayed from a record")
     wait_seconds: float | None = Field(None, ge=0, description="the longest wait of a statement on the index")
@@ -57,6 +61,7 @@ class Expectation(BaseModel):
     keys_in_progress: int | None = Field(None, ge=0, description="key records left in_progress")
     balance: int | None = Field(None, description="the balance at the end")
     items: dict[str, Any] | None = Field(None, description="the items at the end")
+    log_lines: int | None = Field(None, ge=0, description="requests the API wrote to its access log")
 
 
 class Scenario(BaseModel):
@@ -84,6 +89,18 @@ class Scenario(BaseModel):
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr("")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _complete_operation_retry(cls, raw: Any) -> Any:
+        """An operation's ``retry`` table names only what differs from ``[client]``; fill in the rest."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("operations"), list):
+            return raw
+        client = raw.get("client") if isinstance(raw.get("client"), dict) else {}
+        operations = [{**op, "retry": {**client, **op["retry"]}}
+                      if isinstance(op, dict) and isinstance(op.get("retry"), dict) else op
+                      for op in raw["operations"]]
+        return {**raw, "operations": operations}
 
     def variant_names(self) -> list[str]:
         return list(self.variants)
@@ -174,7 +191,7 @@ def validate(raw: dict[str, Any], source: str) -> Scenario:
 def describe_error(e: ValidationError) -> str:
     """The first validation error as one line: field, problem, and what is allowed."""
     err = e.errors()[0]
-    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union"))]
+    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union")) and p != "[key]"]
     field = ".".join(loc) or "(top level)"
     if err["type"] == "extra_forbidden":
         allowed = _allowed_fields(err["loc"][:-1])

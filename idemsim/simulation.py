@@ -99,9 +99,7 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
 
 
 def _config(scenario: Scenario, operation):
-    if operation.retry:
-        return scenario.client.model_copy(update=operation.retry)
-    return scenario.client
+    return operation.retry or scenario.client
 
 
 def _step(env: simpy.Environment) -> None:

@@ -72,6 +72,8 @@ def describe(e: Event) -> str:
         return f"request {d['request']} reaches a dead API process: no answer"
     if k == "db.wait":
         return f"{_sql(d['sql'])}  ⏳ waits for {d['blocked_by']}'s transaction"
+    if k == "db.result" and d["op"] == "disconnect":
+        return "the connection drops (PostgreSQL rolls back any open transaction)"
     if k == "db.result":
         return f"{_sql(d['sql'])}  → {_db_result(d)}"
     if k == "api.sleep":
@@ -79,7 +81,7 @@ def describe(e: Event) -> str:
     if k == "api.crash":
         return f"💥 the API process dies at {d['point']} (restarts in {d['restart_after']:g} s)"
     if k == "api.died":
-        return f"handler dies with the process; its transaction rolls back; {d['request']} gets no answer"
+        return f"the handler dies with the process; {d['request']} gets no answer"
     if k == "api.restart":
         return "the API process is back"
     if k == "response.send":

@@ -1,0 +1,151 @@
+"""The spec's agreement rule between a model run and a PostgreSQL run of the same schedule.
+
+Two results agree when every step has the same `rows`, `row` and `error`, the tables are equal, and every step's
+`end` differs by at most 0.1 s + 5 % of PostgreSQL's duration for that step. Where PostgreSQL may choose — which
+of several statements waiting on one transaction goes first when it ends — the model is run under *every* order
+PostgreSQL could choose, and the PostgreSQL result agrees if it agrees with any of those runs. Waiting inserts
+may go in any order (all are woken at once and race). Waiting UPDATE/DELETEs queue on a tuple lock: when the
+holder rolls back, the first in the queue updates the row it waited for and the others follow it (queue order);
+when the holder commits, all of them chase the new row version (EvalPlanQual) and race, so any order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from idemsim.db.mvcc import ABORTED, LockWait
+from idemsim.db.schedule import ModelRun, Schedule, run_on_model
+
+ABSOLUTE_TOLERANCE = 0.1
+RELATIVE_TOLERANCE = 0.05
+MAX_MODEL_RUNS = 720
+"""A bound on the wake orders tried (6 waiters on one rollback)."""
+
+
+def tolerance(pg_duration: float) -> float:
+    """How far a step's `end` may be from PostgreSQL's: 0.1 s + 5 % of PostgreSQL's duration."""
+    return ABSOLUTE_TOLERANCE + RELATIVE_TOLERANCE * max(0.0, pg_duration)
+
+
+@dataclass
+class StepVerdict:
+    """One step of one session, both sides, and whether they agree."""
+
+    session: str
+    index: int
+    """0-based position in the session."""
+    model: dict | None
+    postgres: dict | None
+    problems: list[str] = field(default_factory=list)
+    """Why they disagree; empty when they agree."""
+
+    @property
+    def agrees(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class Comparison:
+    """A PostgreSQL result against the model run that agrees best with it."""
+
+    steps: list[StepVerdict]
+    tables_problem: str | None
+    model: ModelRun
+    postgres: dict
+    model_runs: int
+    """How many wake orders the model was run under."""
+
+    @property
+    def agrees(self) -> bool:
+        return self.tables_problem is None and all(step.agrees for step in self.steps)
+
+
+def compare_documents(model: dict, postgres: dict) -> tuple[list[StepVerdict], str | None]:
+    """Per-step verdicts and a table problem (None when equal), by the spec's rule."""
+    verdicts: list[StepVerdict] = []
+    for session in postgres["sessions"].keys() | model["sessions"].keys():
+        ours, theirs = model["sessions"].get(session, []), postgres["sessions"].get(session, [])
+        for index in range(max(len(ours), len(theirs))):
+            m = ours[index] if index < len(ours) else None
+            p = theirs[index] if index < len(theirs) else None
+            verdicts.append(StepVerdict(session, index, m, p, _step_problems(m, p)))
+    verdicts.sort(key=lambda v: (list(postgres["sessions"]).index(v.session)
+                                 if v.session in postgres["sessions"] else 999, v.index))
+    differ = [f"{table}: model {model['tables'][table]} vs PostgreSQL {postgres['tables'][table]}"
+              for table in postgres["tables"] if model["tables"].get(table) != postgres["tables"][table]]
+    return verdicts, "; ".join(differ) or None
+
+
+def _step_problems(m: dict | None, p: dict | None) -> list[str]:
+    if m is None or p is None:
+        return ["step missing on the " + ("model" if m is None else "PostgreSQL") + " side"]
+    problems = [f"{name}: model {m[name]!r} vs PostgreSQL {p[name]!r}"
+                for name in ("op", "rows", "row", "error") if m[name] != p[name]]
+    allowed = tolerance(p["end"] - p["start"])
+    if abs(m["end"] - p["end"]) > allowed:
+        problems.append(f"end: model {m['end']:.3f} s vs PostgreSQL {p['end']:.3f} s (allowed ±{allowed:.3f} s)")
+    return problems
+
+
+class WakeChoices:
+    """A `Database.wake_order` that follows a given list of choices, records the ones it made, and defaults
+    to arrival order; a transaction ending with several waiters is a choice."""
+
+    def __init__(self, prefix: Sequence[int] = ()):
+        self.prefix = list(prefix)
+        self.made: list[tuple[int, int]] = []
+        """(choice, number of options) at each choice point, in order."""
+
+    def __call__(self, waits: Sequence[LockWait]) -> Sequence[LockWait]:
+        if len(waits) < 2:
+            return waits
+        options = allowed_orders(waits)
+        if len(options) == 1:
+            return waits
+        depth = len(self.made)
+        choice = self.prefix[depth] if depth < len(self.prefix) else 0
+        self.made.append((choice, len(options)))
+        return options[choice]
+
+
+def allowed_orders(waits: Sequence[LockWait]) -> list[tuple[LockWait, ...]]:
+    """Every order PostgreSQL could resume `waits` (all waiting on one transaction that just ended) in, arrival
+    order first: any order, except that after a rollback UPDATE/DELETE waiters keep their queue order."""
+    if waits[0].holder.state != ABORTED:
+        return list(itertools.permutations(waits))
+    queue = [w for w in waits if not w.inserting]
+    return [order for order in itertools.permutations(waits) if [w for w in order if not w.inserting] == queue]
+
+
+def model_runs(schedule: Schedule, scale: float = 1.0) -> Iterator[ModelRun]:
+    """The model's runs of `schedule` under every allowed wake order (the default order first)."""
+    pending: list[list[int]] = [[]]
+    runs = 0
+    while pending and runs < MAX_MODEL_RUNS:
+        prefix = pending.pop()
+        chooser = WakeChoices(prefix)
+        yield run_on_model(schedule, scale, wake_order=chooser)
+        runs += 1
+        for depth in range(len(prefix), len(chooser.made)):
+            base = [choice for choice, _ in chooser.made[:depth]]
+            pending.extend(base + [alternative] for alternative in range(chooser.made[depth][1] - 1, 0, -1))
+
+
+def compare(schedule: Schedule, postgres: dict, scale: float = 1.0) -> Comparison:
+    """Judge a PostgreSQL result of `schedule` against the model (every wake order PostgreSQL could choose)."""
+    best: Comparison | None = None
+    count = 0
+    for run in model_runs(schedule, scale):
+        count += 1
+        steps, tables_problem = compare_documents(run.document, postgres)
+        candidate = Comparison(steps, tables_problem, run, postgres, count)
+        if candidate.agrees:
+            best = candidate
+            break
+        if best is None:
+            best = candidate
+    assert best is not None
+    best.model_runs = count
+    return best

@@ -1,0 +1,485 @@
+"""A SimPy model of PostgreSQL running the two tables of the DB schedule spec (docs/db-model.md).
+
+Guarantees: statements take no simulated time except while blocked; a statement blocks only where PostgreSQL
+blocks (an insert on a key whose row an uncommitted transaction inserted, updated or deleted; an UPDATE/DELETE
+of a row an uncommitted transaction updated or deleted), and it waits on that *transaction*, as PostgreSQL
+does. Errors come back as SQLSTATE strings in `Result.error`, never as exceptions. There is no randomness and
+no wall clock; where PostgreSQL may choose, the model takes the documented choice (`Database.wake_order`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import simpy
+
+from idemsim.db.mvcc import (ABORTED, ACTIVE, CHARGES, COMMITTED, DEADLOCK, ISOLATION_LEVELS, KEYS, LOCK_TIMEOUT,
+                             READ_COMMITTED, RELEASED, LockWait, RowVersion, Sequence as IdSequence, Snapshot,
+                             Transaction)
+from idemsim.db.sql import DEFAULT_TTL, sql_for
+from idemsim.db.ssi import PredicateLocks, SerializationFailure
+
+__all__ = ["Database", "Connection", "Result", "DbEvent", "sql_for", "OPS", "arrival_order", "ISOLATION_LEVELS"]
+
+OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "begin": ((), ("isolation",)),
+    "commit": ((), ()),
+    "rollback": ((), ()),
+    "register_key": (("key", "fingerprint"), ("ttl",)),
+    "insert_key": (("key", "fingerprint"), ("ttl",)),
+    "select_key": (("key",), ()),
+    "complete_key": (("key", "response"), ("status",)),
+    "delete_key": (("key",), ("status", "created_before")),
+    "delete_expired": ((), ()),
+    "insert_charge": (("amount",), ("key",)),
+    "count_charges": ((), ()),
+    "lock_timeout": (("seconds",), ()),
+    "disconnect": ((), ()),
+}
+"""Every statement `Connection.execute` accepts: op -> (required fields, optional fields)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """How one statement ended: the spec's result fields, plus what the model can tell beyond them."""
+
+    rows: int | None
+    row: dict | None
+    error: str | None
+    id: int | None = None
+    """Sequence value an insert used up (also when it inserted nothing or failed after taking it)."""
+    waited: float = 0.0
+    """Simulated seconds this statement spent blocked."""
+    blocked_by: tuple[str, ...] = ()
+    """Names of the connections it waited for, in order."""
+
+
+@dataclass(frozen=True)
+class DbEvent:
+    """A trace event: "wait" when a statement starts to block, "result" when any statement ends."""
+
+    t: float
+    conn: str
+    kind: str
+    op: str
+    sql: str
+    blocked_by: str | None = None
+    result: Result | None = None
+
+
+NO_RESULT = Result(None, None, None)
+
+
+class SqlError(Exception):
+    """A statement failed with `sqlstate`; caught in `Connection.execute` and returned in `Result.error`."""
+
+    def __init__(self, sqlstate: str):
+        super().__init__(sqlstate)
+        self.sqlstate = sqlstate
+
+
+def arrival_order(waits: Sequence[LockWait]) -> Sequence[LockWait]:
+    """The default wake order when a transaction ends: the waiter that started waiting first runs first."""
+    return waits
+
+
+@dataclass
+class _Statement:
+    op: str
+    fields: dict[str, Any]
+    sql: str
+    id: int | None = None
+    waited: float = 0.0
+    blocked_by: list[str] = field(default_factory=list)
+
+
+class Database:
+    """The two tables, their sequences, the unique index (optional), transactions and their lock waits."""
+
+    def __init__(self, env: simpy.Environment, *, unique_key: bool = True, deadlock_timeout: float = 1.0,
+                 on_event: Callable[[DbEvent], None] | None = None,
+                 wake_order: Callable[[Sequence[LockWait]], Sequence[LockWait]] = arrival_order):
+        self.env = env
+        self.unique_key = unique_key
+        """Whether `idempotency_keys.key` has a UNIQUE constraint (and so an index that inserts check)."""
+        self.deadlock_timeout = deadlock_timeout
+        """Seconds a wait lasts before its session looks for a wait cycle (PostgreSQL's `deadlock_timeout`)."""
+        self.on_event = on_event
+        """Called with every `DbEvent`."""
+        self.wake_order = wake_order
+        """Order in which the waiters of an ending transaction resume (they all resume at the same instant)."""
+        self.versions: dict[str, list[RowVersion]] = {KEYS: [], CHARGES: []}
+        """Every row version ever written, per table, in the order written (nothing is vacuumed)."""
+        self.versions_by_key: dict[str, list[RowVersion]] = {}
+        """`idempotency_keys` versions per key value: what the unique index (or a key lookup) reaches."""
+        self.sequences = {KEYS: IdSequence(), CHARGES: IdSequence()}
+        """The bigserial sequences of the two tables."""
+        self.predicate_locks = PredicateLocks()
+        """Serializable transactions' SIREAD locks and rw-conflicts."""
+        self.commits = 0
+        """Number of commits so far: a snapshot's horizon."""
+        self._xids = 0
+        self._wait_seq = 0
+
+    def connect(self, name: str) -> Connection:
+        """A new session; `name` identifies it in traces and in `Result.blocked_by`."""
+        return Connection(self, name)
+
+    # -- committed state ----------------------------------------------------------------------------------------
+
+    def committed_keys(self) -> list[dict]:
+        """Committed `idempotency_keys` rows, by key then id, with `id`, `created_at` and `expires_at`."""
+        live = sorted((v for v in self.versions[KEYS] if v.committed_live()), key=lambda v: (v.values["key"], v.id))
+        return [{"id": v.id, **v.values} for v in live]
+
+    def committed_charges(self) -> list[dict]:
+        """Committed `charges` rows in insertion order: `id`, `amount`, `key`."""
+        live = sorted((v for v in self.versions[CHARGES] if v.committed_live()), key=lambda v: v.id)
+        return [{"id": v.id, **v.values} for v in live]
+
+    def tables(self) -> dict:
+        """The committed state in the result document's form."""
+        return {
+            KEYS: [{c: r[c] for c in ("key", "fingerprint", "status", "response")} for r in self.committed_keys()],
+            CHARGES: [{"amount": r["amount"], "key": r["key"]} for r in self.committed_charges()],
+        }
+
+    # -- transactions -------------------------------------------------------------------------------------------
+
+    def _begin(self, conn: Connection, isolation: str, explicit: bool) -> Transaction:
+        self._xids += 1
+        return Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout)
+
+    def _snapshot(self, tx: Transaction) -> Snapshot:
+        return tx.statement_snapshot(self.commits)
+
+    def _commit(self, tx: Transaction) -> None:
+        """Commit `tx`, or abort it and raise 40001 if serializable snapshot isolation forbids the commit."""
+        try:
+            self.predicate_locks.before_commit(tx)
+        except SerializationFailure:
+            self._abort(tx)
+            raise SqlError("40001") from None
+        self.commits += 1
+        tx.commit_seq = self.commits
+        tx.state = COMMITTED
+        self._release_waiters(tx)
+
+    def _abort(self, tx: Transaction) -> None:
+        """Roll `tx` back: its versions become invisible, the rows it deleted or updated come back."""
+        if tx.state != ACTIVE:
+            return
+        tx.state = ABORTED
+        self.predicate_locks.forget(tx)
+        self._release_waiters(tx)
+
+    def _release_waiters(self, tx: Transaction) -> None:
+        waits, tx.waiters = tx.waiters, []
+        for wait in self.wake_order(waits):
+            wait.end(RELEASED)
+
+    # -- lock waits and deadlocks ------------------------------------------------------------------------------
+
+    def _new_wait(self, waiter: Transaction, holder: Transaction, inserting: bool) -> LockWait:
+        self._wait_seq += 1
+        wait = LockWait(self.env, waiter, holder, self._wait_seq, inserting)
+        holder.waiters.append(wait)
+        waiter.waiting = wait
+        self._watch_for_deadlock(wait)
+        return wait
+
+    def _cycle(self, wait: LockWait) -> list[LockWait] | None:
+        """The waits of a wait-for cycle through `wait`, or None."""
+        waits = [wait]
+        tx = wait.holder
+        while tx is not wait.waiter:
+            nxt = tx.waiting
+            if nxt is None or nxt in waits:
+                return None
+            waits.append(nxt)
+            tx = nxt.holder
+        return waits
+
+    def _watch_for_deadlock(self, wait: LockWait) -> None:
+        """If `wait` closes a cycle, schedule the deadlock check that will find it.
+
+        Each waiting session checks once, `deadlock_timeout` after its wait began; a check that ran before the
+        cycle closed found nothing. So the victim is the member whose check comes first at or after now.
+        """
+        cycle = self._cycle(wait)
+        if cycle is None:
+            return
+        now, timeout = self.env.now, self.deadlock_timeout
+        victim = min((w for w in cycle if w.since + timeout >= now), key=lambda w: (w.since, w.seq))
+        check = self.env.timeout(max(0.0, victim.since + timeout - now))
+        check.callbacks.append(lambda _event: self._check_deadlock(victim))
+
+    def _check_deadlock(self, wait: LockWait) -> None:
+        if not wait.done.triggered and self._cycle(wait) is not None:
+            wait.end(DEADLOCK)
+
+    def _emit(self, event: DbEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+class Connection:
+    """One session: runs one statement at a time, in an open `begin` block or in autocommit."""
+
+    def __init__(self, db: Database, name: str):
+        self.db = db
+        self.name = name
+        """Shown in traces and in other statements' `blocked_by`."""
+        self.tx: Transaction | None = None
+        """The open `begin` block; it stays here, ABORTED, after an error until `commit`/`rollback`."""
+        self.lock_timeout = 0.0
+        """Seconds a statement may wait for a lock before 55P03; 0 waits forever."""
+        self.closed = False
+        """True after `disconnect`; later statements fail with 08003."""
+
+    def __repr__(self) -> str:
+        return f"<Connection {self.name}>"
+
+    def execute(self, op: str, **fields: Any) -> Generator[simpy.Event, Any, Result]:
+        """Run one statement: `result = yield from conn.execute("register_key", key="k", fingerprint="fp")`."""
+        if op not in OPS:
+            raise ValueError(f"unknown op {op!r}; allowed: {', '.join(OPS)}")
+        required, optional = OPS[op]
+        missing = [name for name in required if name not in fields]
+        unknown = [name for name in fields if name not in required + optional]
+        if missing or unknown:
+            raise ValueError(f"{op}: missing fields {missing}, unknown fields {unknown}")
+        db = self.db
+        stmt = _Statement(op, dict(fields), sql_for(op, fields))
+        try:
+            result = yield from self._run(stmt)
+        except SqlError as error:
+            result = Result(None, None, error.sqlstate)
+        result = replace(result, id=stmt.id, waited=stmt.waited, blocked_by=tuple(stmt.blocked_by))
+        db._emit(DbEvent(db.env.now, self.name, "result", op, stmt.sql, result=result))
+        return result
+
+    # -- transaction control ------------------------------------------------------------------------------------
+
+    def _run(self, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        op, db = stmt.op, self.db
+        if self.closed:
+            raise SqlError("08003")
+        if op in ("commit", "rollback", "disconnect"):
+            self._end_block(commit=op == "commit")
+            self.closed = op == "disconnect"
+            return NO_RESULT
+        if self.tx is not None and self.tx.state == ABORTED:
+            raise SqlError("25P02")
+        if op == "begin":
+            isolation = stmt.fields.get("isolation") or READ_COMMITTED
+            if isolation not in ISOLATION_LEVELS:
+                raise ValueError(f"unknown isolation level {isolation!r}")
+            if self.tx is None:  # BEGIN inside a block is only a warning
+                self.tx = db._begin(self, isolation, explicit=True)
+            return NO_RESULT
+        if op == "lock_timeout":
+            self.lock_timeout = float(stmt.fields["seconds"])
+            return NO_RESULT
+        tx = self.tx or db._begin(self, READ_COMMITTED, explicit=False)
+        try:
+            result = yield from getattr(self, "_" + op)(tx, stmt)
+        except (SqlError, SerializationFailure) as error:
+            db._abort(tx)
+            self._restore_settings(tx)
+            raise SqlError(getattr(error, "sqlstate", "40001")) from None
+        if not tx.explicit:
+            db._commit(tx)
+        return result
+
+    def _end_block(self, commit: bool) -> None:
+        """COMMIT / ROLLBACK / disconnect: end the open block (a failed one always as a rollback)."""
+        tx, self.tx = self.tx, None
+        if tx is None or tx.state != ACTIVE:
+            return
+        if commit:
+            try:
+                self.db._commit(tx)
+            except SqlError:
+                self._restore_settings(tx)
+                raise
+        else:
+            self.db._abort(tx)
+            self._restore_settings(tx)
+
+    def _restore_settings(self, tx: Transaction) -> None:
+        """A block that rolls back undoes its `SET lock_timeout`."""
+        if tx.explicit:
+            self.lock_timeout = tx.saved_lock_timeout
+
+    def _wait_for(self, tx: Transaction, stmt: _Statement, holder: Transaction,
+                  inserting: bool) -> Generator[simpy.Event, Any, None]:
+        """Block until `holder` ends; raise 55P03 / 40P01 if the lock timeout or the deadlock check ends it."""
+        db = self.db
+        wait = db._new_wait(tx, holder, inserting)
+        stmt.blocked_by.append(holder.conn_name)
+        db._emit(DbEvent(db.env.now, self.name, "wait", stmt.op, stmt.sql, blocked_by=holder.conn_name))
+        if self.lock_timeout > 0:
+            db.env.timeout(self.lock_timeout).callbacks.append(lambda _event: wait.end(LOCK_TIMEOUT))
+        outcome = yield wait.done
+        tx.waiting = None
+        if wait in holder.waiters:
+            holder.waiters.remove(wait)
+        stmt.waited += db.env.now - wait.since
+        if outcome != RELEASED:
+            raise SqlError(outcome)
+
+    # -- idempotency_keys -----------------------------------------------------------------------------------
+
+    def _register_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        if not self.db.unique_key:
+            raise SqlError("42P10")  # ON CONFLICT (key) needs a unique index; found at parse time
+        return (yield from self._insert(tx, stmt, on_conflict_do_nothing=True))
+
+    def _insert_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        return (yield from self._insert(tx, stmt, on_conflict_do_nothing=False))
+
+    def _insert(self, tx: Transaction, stmt: _Statement,
+                on_conflict_do_nothing: bool) -> Generator[simpy.Event, Any, Result]:
+        """INSERT a key row: take an id, check the unique index (waiting as needed), then insert or not."""
+        db, f = self.db, stmt.fields
+        snapshot = db._snapshot(tx)
+        stmt.id = db.sequences[KEYS].nextval()  # the column default runs before the conflict check
+        if db.unique_key:
+            while True:
+                holder, live = self._unique_check(tx, f["key"])
+                if holder is None:
+                    break
+                yield from self._wait_for(tx, stmt, holder, inserting=True)
+            if live is not None:
+                if not on_conflict_do_nothing:
+                    db.predicate_locks.on_write(tx, KEYS)  # SSI conflicts are reported before 23505
+                    raise SqlError("23505")
+                if tx.isolation != READ_COMMITTED and not snapshot.shows(live):
+                    raise SqlError("40001")  # the conflicting row committed after this snapshot
+                return Result(0, None, None)
+        db.predicate_locks.on_write(tx, KEYS)
+        now = db.env.now
+        values = {"key": f["key"], "fingerprint": f["fingerprint"], "status": "in_progress", "response": None,
+                  "created_at": now, "expires_at": now + float(f.get("ttl") or DEFAULT_TTL)}
+        version = RowVersion(KEYS, stmt.id, values, tx)
+        db.versions[KEYS].append(version)
+        db.versions_by_key.setdefault(f["key"], []).append(version)
+        return Result(1, None, None)
+
+    def _unique_check(self, tx: Transaction, key: str) -> tuple[Transaction | None, RowVersion | None]:
+        """The unique index's view (a dirty snapshot): a transaction to wait for, or a live row, or neither."""
+        for version in self.db.versions_by_key.get(key, ()):
+            if version.xmin.state == ABORTED:
+                continue
+            if version.xmin.state == ACTIVE and version.xmin is not tx:
+                return version.xmin, None  # inserted, not yet committed
+            xmax = version.xmax
+            if xmax is None or xmax.state == ABORTED:
+                return None, version
+            if xmax is tx or xmax.state == COMMITTED:
+                continue  # deleted or replaced
+            return xmax, None  # being deleted or updated, not yet committed
+        return None, None
+
+    def _scan_keys(self, tx: Transaction, snapshot: Snapshot, key: str | None,
+                   match: Callable[[RowVersion], bool]) -> list[RowVersion]:
+        """Visible key rows matching `match`, oldest id first; a lookup by key uses the unique index if any."""
+        db = self.db
+        by_index = key is not None and db.unique_key
+        examined = db.versions_by_key.get(key, []) if by_index else db.versions[KEYS]
+        visible = sorted((v for v in examined if snapshot.shows(v) and match(v)), key=lambda v: v.id)
+        db.predicate_locks.on_read(tx, snapshot, KEYS, examined, visible, by_index)
+        return visible
+
+    def _select_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        key = stmt.fields["key"]
+        rows = self._scan_keys(tx, self.db._snapshot(tx), key, lambda v: v.values["key"] == key)
+        row = None
+        if rows:
+            row = {c: rows[0].values[c] for c in ("status", "fingerprint", "response")}
+        return Result(len(rows), row, None)
+        yield  # a generator, like every statement
+
+    def _complete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        f = stmt.fields
+        change = {"status": f.get("status") or "done", "response": f["response"]}
+        return (yield from self._modify(tx, stmt, f["key"], lambda v: v.values["key"] == f["key"], change))
+
+    def _delete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        f = stmt.fields
+        status, before = f.get("status"), f.get("created_before")
+
+        def match(v: RowVersion) -> bool:
+            return (v.values["key"] == f["key"] and (status is None or v.values["status"] == status)
+                    and (before is None or v.values["created_at"] < before))
+
+        return (yield from self._modify(tx, stmt, f["key"], match, None))
+
+    def _delete_expired(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        now = self.db.env.now
+        return (yield from self._modify(tx, stmt, None, lambda v: v.values["expires_at"] <= now, None))
+
+    def _modify(self, tx: Transaction, stmt: _Statement, key: str | None, match: Callable[[RowVersion], bool],
+                change: dict | None) -> Generator[simpy.Event, Any, Result]:
+        """UPDATE (`change`) or DELETE (None) the visible rows that `match`, each after waiting for its writer."""
+        db = self.db
+        rows = 0
+        for version in self._scan_keys(tx, db._snapshot(tx), key, match):
+            target = yield from self._lock_row(tx, stmt, version, match)
+            if target is None:
+                continue
+            db.predicate_locks.on_write(tx, KEYS, target)
+            target.xmax = tx
+            if change is not None:
+                successor = RowVersion(KEYS, target.id, {**target.values, **change}, tx)
+                target.successor = successor
+                db.versions[KEYS].append(successor)
+                db.versions_by_key[successor.values["key"]].append(successor)
+            else:
+                target.successor = None
+            rows += 1
+        return Result(rows, None, None)
+
+    def _lock_row(self, tx: Transaction, stmt: _Statement, version: RowVersion,
+                  match: Callable[[RowVersion], bool]) -> Generator[simpy.Event, Any, RowVersion | None]:
+        """Wait until no other transaction is changing the row; return the version to change, or None.
+
+        Read committed follows a committed update to the newest version and re-checks the WHERE clause
+        (EvalPlanQual); repeatable read and serializable fail with 40001 instead.
+        """
+        while True:
+            xmax = version.xmax
+            if xmax is None or xmax.state == ABORTED:
+                return version
+            if xmax.state == ACTIVE:
+                yield from self._wait_for(tx, stmt, xmax, inserting=False)
+                continue
+            if tx.isolation != READ_COMMITTED:
+                raise SqlError("40001")
+            version = version.successor
+            if version is None or not match(version):
+                return None
+
+    # -- charges --------------------------------------------------------------------------------------------
+
+    def _insert_charge(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        db = self.db
+        db._snapshot(tx)
+        stmt.id = db.sequences[CHARGES].nextval()
+        db.predicate_locks.on_write(tx, CHARGES)
+        values = {"amount": stmt.fields["amount"], "key": stmt.fields.get("key")}
+        db.versions[CHARGES].append(RowVersion(CHARGES, stmt.id, values, tx))
+        return Result(1, None, None)
+        yield
+
+    def _count_charges(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        db = self.db
+        snapshot = db._snapshot(tx)
+        examined = db.versions[CHARGES]
+        visible = [v for v in examined if snapshot.shows(v)]
+        db.predicate_locks.on_read(tx, snapshot, CHARGES, examined, visible, by_index=False)
+        return Result(None, {"count": len(visible)}, None)
+        yield

@@ -1,0 +1,155 @@
+"""Row versions, transactions, snapshots and lock waits: PostgreSQL's MVCC, reduced to what idemsim needs.
+
+A `RowVersion` is visible to a `Snapshot` exactly when the snapshot sees the transaction that created it
+(`xmin`) and does not see the one that deleted or replaced it (`xmax`). A snapshot sees its own transaction
+and every transaction that committed before the snapshot was taken; never an uncommitted or later one.
+Nothing here takes simulated time or makes a choice; `engine.py` drives these objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import simpy
+
+ACTIVE, COMMITTED, ABORTED = "active", "committed", "aborted"
+"""The three states of a `Transaction`."""
+
+READ_COMMITTED, REPEATABLE_READ, SERIALIZABLE = "read committed", "repeatable read", "serializable"
+ISOLATION_LEVELS = (READ_COMMITTED, REPEATABLE_READ, SERIALIZABLE)
+"""The isolation levels `begin` accepts, spelled as in `BEGIN ISOLATION LEVEL …` (lower case)."""
+
+KEYS, CHARGES = "idempotency_keys", "charges"
+"""The two tables of the schedule spec."""
+
+
+class Transaction:
+    """One transaction: a `begin` … `commit`/`rollback` block, or one autocommit statement."""
+
+    def __init__(self, xid: int, conn_name: str, isolation: str, explicit: bool, saved_lock_timeout: float):
+        self.xid = xid
+        """Creation order, unique within a `Database`; used to order transactions deterministically."""
+        self.conn_name = conn_name
+        """Name of the connection that runs it (shown as `blocked_by`)."""
+        self.isolation = isolation
+        """One of `ISOLATION_LEVELS`; autocommit statements run in read committed."""
+        self.explicit = explicit
+        """True for a `begin` block; False for an autocommit statement."""
+        self.saved_lock_timeout = saved_lock_timeout
+        """The connection's `lock_timeout` when the block began: a rollback restores it (`SET` semantics)."""
+        self.state = ACTIVE
+        """ACTIVE, then COMMITTED or ABORTED, once."""
+        self.commit_seq: int | None = None
+        """Position in the database's commit order, once committed."""
+        self.snapshot: Snapshot | None = None
+        """Repeatable read / serializable: the snapshot taken by the first statement, kept to the end."""
+        self.waiters: list[LockWait] = []
+        """Statements of other transactions blocked until this one ends, in the order they started waiting."""
+        self.waiting: LockWait | None = None
+        """The wait this transaction's current statement is blocked in, if any (edges of the wait-for graph)."""
+        self.doomed = False
+        """Serializable only: chosen to fail with 40001 at its next conflict check or at commit."""
+        self.in_conflicts: dict[Transaction, None] = {}
+        """Serializable only: readers that did not see what this transaction wrote (reader -rw-> self)."""
+        self.out_conflicts: dict[Transaction, None] = {}
+        """Serializable only: writers whose writes this transaction did not see (self -rw-> writer)."""
+
+    def __repr__(self) -> str:
+        return f"<Transaction {self.xid} {self.conn_name} {self.isolation} {self.state}>"
+
+    def statement_snapshot(self, commit_horizon: int) -> Snapshot:
+        """The snapshot a statement starting now reads with: a fresh one in read committed, else the first one."""
+        if self.isolation == READ_COMMITTED:
+            return Snapshot(self, commit_horizon)
+        if self.snapshot is None:
+            self.snapshot = Snapshot(self, commit_horizon)
+        return self.snapshot
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """What one transaction can see: its own writes and the commits numbered up to `horizon`."""
+
+    owner: Transaction
+    """The transaction reading with this snapshot."""
+    horizon: int
+    """Number of commits the database had when the snapshot was taken."""
+
+    def sees(self, tx: Transaction) -> bool:
+        """Whether `tx`'s writes are visible: it is the owner, or it committed before the snapshot."""
+        return tx is self.owner or (tx.commit_seq is not None and tx.commit_seq <= self.horizon)
+
+    def shows(self, version: RowVersion) -> bool:
+        """Whether `version` is visible: its creator is seen and its deleter (if any) is not."""
+        return self.sees(version.xmin) and (version.xmax is None or not self.sees(version.xmax))
+
+
+class RowVersion:
+    """One version of a row (a heap tuple). An UPDATE ends a version and appends its successor."""
+
+    __slots__ = ("table", "id", "values", "xmin", "xmax", "successor", "readers")
+
+    def __init__(self, table: str, id: int, values: dict[str, Any], xmin: Transaction):
+        self.table = table
+        """KEYS or CHARGES."""
+        self.id = id
+        """The row's `id` from its table's sequence; shared by all versions of the row."""
+        self.values = values
+        """Column values other than `id`."""
+        self.xmin = xmin
+        """The transaction that created this version."""
+        self.xmax: Transaction | None = None
+        """The transaction that deleted or updated this version (it may still be active, or have aborted)."""
+        self.successor: RowVersion | None = None
+        """The version `xmax`'s UPDATE created (t_ctid); None after a DELETE."""
+        self.readers: dict[Transaction, None] = {}
+        """Serializable transactions holding a predicate lock on this very version (SIREAD tuple lock)."""
+
+    def __repr__(self) -> str:
+        return f"<RowVersion {self.table} id={self.id} {self.values} xmin={self.xmin.xid} xmax={self.xmax and self.xmax.xid}>"
+
+    def committed_live(self) -> bool:
+        """Whether this version is part of the committed state (created by a commit, not deleted by one)."""
+        return self.xmin.state == COMMITTED and (self.xmax is None or self.xmax.state != COMMITTED)
+
+
+RELEASED, LOCK_TIMEOUT, DEADLOCK = "released", "55P03", "40P01"
+"""How a `LockWait` ends: the holder ended, `lock_timeout` expired, or the deadlock check chose this waiter."""
+
+
+class LockWait:
+    """A statement of `waiter` blocked on the transaction lock of `holder` until it ends (XactLockTableWait)."""
+
+    __slots__ = ("waiter", "holder", "since", "seq", "inserting", "done")
+
+    def __init__(self, env: simpy.Environment, waiter: Transaction, holder: Transaction, seq: int, inserting: bool):
+        self.waiter = waiter
+        """The blocked transaction."""
+        self.holder = holder
+        """The transaction whose end the waiter awaits."""
+        self.since = env.now
+        """Simulated time the wait began."""
+        self.seq = seq
+        """Order in which waits began, database-wide: breaks ties between waits that began at the same time."""
+        self.inserting = inserting
+        """True for an insert's unique check (PostgreSQL may wake these in any order), False for UPDATE/DELETE."""
+        self.done = env.event()
+        """Succeeds once, with RELEASED, LOCK_TIMEOUT or DEADLOCK."""
+
+    def end(self, outcome: str) -> None:
+        """End the wait with `outcome`, unless it has ended already."""
+        if not self.done.triggered:
+            self.done.succeed(outcome)
+
+
+class Sequence:
+    """A bigserial sequence: `nextval` is never rolled back."""
+
+    def __init__(self) -> None:
+        self.last = 0
+        """The last value handed out (0: none yet)."""
+
+    def nextval(self) -> int:
+        self.last += 1
+        return self.last

@@ -1,0 +1,184 @@
+"""Text views of DB schedule runs (rich): lanes of statements with their waits, final tables, comparisons.
+
+The only module of `idemsim.db` that knows about rich. A run is drawn as one column (lane) per session and one
+row per moment at which a step starts or ends: a statement that blocks opens a bracket at its start ("┬ waits
+for s1") that runs down its lane ("│") to the moment it ends ("└ … after 4.000 s"), so a reader sees who
+waited for whom and how long.
+"""
+
+from __future__ import annotations
+
+import json
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from idemsim.db.compare import Comparison
+from idemsim.db.schedule import Schedule, StepNote, statement_fields
+
+SQLSTATE_NAMES = {
+    "23505": "unique_violation",
+    "40001": "serialization_failure",
+    "40P01": "deadlock_detected",
+    "55P03": "lock_not_available",
+    "25P02": "in_failed_sql_transaction",
+    "42P10": "invalid_column_reference",
+    "08003": "connection_does_not_exist",
+}
+"""PostgreSQL's condition names for the SQLSTATEs a schedule can produce."""
+
+WAIT_SHOWN = 0.05
+"""A step lasting longer than this (seconds) is drawn as a wait."""
+
+
+def _short(value: object, width: int = 28) -> str:
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def describe_step(op: str, fields: dict) -> str:
+    """A short human form of a step: `register_key k-8f3a fp1`, `sleep 5 s`."""
+    if op in ("sleep", "lock_timeout"):
+        return f"{op} {fields['seconds']:g} s"
+    if op == "begin":
+        return f"begin {fields.get('isolation', 'read committed')}"
+    shown = [_short(v) for k, v in fields.items() if k not in ("at",)]
+    return " ".join([op, *shown])
+
+
+def describe_result(entry: dict, note: StepNote | None) -> str:
+    """A short human form of a step's result: `1 row, id 3`, `✗ 23505 unique_violation`."""
+    op, error = entry["op"], entry["error"]
+    if error is not None:
+        text = f"✗ {error} {SQLSTATE_NAMES.get(error, '')}".rstrip()
+        if note and note.id is not None:
+            text += f" (id {note.id} used)"
+        return text
+    if entry["row"] is not None and op == "count_charges":
+        return f"count {entry['row']['count']}"
+    if op == "select_key":
+        row = entry["row"]
+        if row is None:
+            return "0 rows"
+        return f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}: {row['status']} {row['fingerprint']} " \
+               f"{_short(row['response'], 24)}"
+    if entry["rows"] is not None:
+        text = f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}"
+        if note and note.id is not None:
+            text += f", id {note.id}" if entry["rows"] else f" (id {note.id} used)"
+        return text
+    return "ok"
+
+
+def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | None]] | None = None,
+          title: str | None = None) -> Table:
+    """The lanes of a run: one column per session, one row per moment a step starts or ends."""
+    sessions = document["sessions"]
+    moments = sorted({round(e["start"], 3) for entries in sessions.values() for e in entries}
+                     | {round(e["end"], 3) for entries in sessions.values() for e in entries
+                        if e["end"] - e["start"] > WAIT_SHOWN})
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=False, title_justify="left")
+    table.add_column("t (s)", justify="right", style="dim")
+    for name in sessions:
+        table.add_column(name, overflow="fold")
+    for moment in moments:
+        cells = []
+        for name, entries in sessions.items():
+            steps = schedule.sessions[name]
+            lines: list[Text] = []
+            for index, entry in enumerate(entries):
+                start, end = round(entry["start"], 3), round(entry["end"], 3)
+                note = notes[name][index] if notes and index < len(notes[name]) else None
+                lines += _cell_lines(steps[index].op, statement_fields(steps[index]), entry, note, start, end, moment)
+            cells.append(Text("\n").join(lines) if lines else Text(""))
+        table.add_row(f"{moment:.3f}", *cells)
+    return table
+
+
+def _cell_lines(op: str, fields: dict, entry: dict, note: StepNote | None, start: float, end: float,
+                moment: float) -> list[Text]:
+    waited = entry["end"] - entry["start"]
+    long = waited > WAIT_SHOWN
+    what = describe_step(op, fields)
+    style = "red" if entry["error"] else None
+    if not (start <= moment <= end):
+        return []
+    if not long:
+        if moment != start:
+            return []
+        return [Text(what) + Text(" → ") + Text(describe_result(entry, note), style=style or "green")]
+    if moment == start:
+        if op == "sleep":
+            return [Text(f"{what} ┬", style="dim")]
+        whom = f" for {note.blocked_by[0]}" if note and note.blocked_by else ""
+        return [Text(what) + Text(f" ┬ waits{whom}", style="yellow")]
+    if moment < end:
+        return [Text("│", style="dim" if op == "sleep" else "yellow")]
+    if op == "sleep":
+        return [Text("┴", style="dim")]
+    chain = f" (for {', then '.join(note.blocked_by)})" if note and len(note.blocked_by) > 1 else ""
+    return [Text(f"└ after {waited:.3f} s{chain} → ", style="yellow") + Text(describe_result(entry, note),
+                                                                              style=style or "green")]
+
+
+def tables_view(tables: dict, ids: dict[str, list[int]] | None = None) -> list[Table]:
+    """The final tables; `ids` (per table, in row order) adds the id column when known."""
+    keys = Table(title="idempotency_keys", box=box.SIMPLE_HEAD, title_justify="left")
+    columns = ["key", "fingerprint", "status", "response"]
+    if ids:
+        keys.add_column("id", justify="right")
+    for column in columns:
+        keys.add_column(column)
+    for i, row in enumerate(tables["idempotency_keys"]):
+        values = [_short(row[c], 60) if row[c] is not None else "NULL" for c in columns]
+        keys.add_row(*([str(ids["idempotency_keys"][i])] if ids else []), *values)
+    charges = Table(title="charges", box=box.SIMPLE_HEAD, title_justify="left")
+    if ids:
+        charges.add_column("id", justify="right")
+    charges.add_column("amount", justify="right")
+    charges.add_column("key")
+    for i, row in enumerate(tables["charges"]):
+        charges.add_row(*([str(ids["charges"][i])] if ids else []), str(row["amount"]),
+                        row["key"] if row["key"] is not None else "NULL")
+    return [keys, charges]
+
+
+def print_run(console: Console, schedule: Schedule, document: dict, notes=None, ids=None, title=None) -> None:
+    """A whole run: the lanes, then the final tables."""
+    console.print(lanes(schedule, document, notes, title))
+    for table in tables_view(document["tables"], ids):
+        console.print(table)
+
+
+def _side(entry: dict | None, note: StepNote | None = None) -> str:
+    if entry is None:
+        return "—"
+    took = entry["end"] - entry["start"]
+    timing = f"{entry['start']:.3f}→{entry['end']:.3f}"
+    if took > WAIT_SHOWN:
+        timing += f" (waited {took:.3f} s)" if entry["op"] != "sleep" else ""
+    return f"{describe_result(entry, note) if entry['op'] != 'sleep' else 'slept'}  {timing}"
+
+
+def print_comparison(console: Console, schedule: Schedule, comparison: Comparison) -> None:
+    """Per step: the model's result and end time beside PostgreSQL's, and whether they agree."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in ("session", "#", "step", "model", "PostgreSQL", "agree"):
+        table.add_column(column, overflow="fold")
+    results = comparison.model.results
+    for verdict in comparison.steps:
+        steps = schedule.sessions.get(verdict.session, [])
+        step = steps[verdict.index] if verdict.index < len(steps) else None
+        result = results.get(verdict.session, [None] * (verdict.index + 1))[verdict.index] \
+            if verdict.index < len(results.get(verdict.session, [])) else None
+        note = StepNote(result.id, result.blocked_by) if result is not None else None
+        mark = Text("✓", style="green") if verdict.agrees else Text("✗ " + "; ".join(verdict.problems), style="red")
+        table.add_row(verdict.session, str(verdict.index + 1),
+                      describe_step(step.op, statement_fields(step)) if step else "?",
+                      _side(verdict.model, note), _side(verdict.postgres), mark)
+    console.print(table)
+    if comparison.tables_problem:
+        console.print(Text("tables: ✗ " + comparison.tables_problem, style="red"))
+    else:
+        console.print(Text("tables: ✓ equal", style="green"))

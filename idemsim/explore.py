@@ -1,0 +1,493 @@
+"""The search for a counterexample: runs chosen by Hypothesis, or every schedule of a small universe.
+
+`search` lets Hypothesis choose whole runs (`idemsim.strategies.schedules`) for one design, judges each with
+`idemsim.properties.check`, and on the first violation shrinks it to the fewest faults on the plainest
+timings. `exhaustive` instead enumerates every schedule of at most K faults drawn from `universe`: one logical
+operation, at most 3 attempts, the loss of each request and each response, a crash at each named point of each
+attempt, and a concurrent duplicate at each of a few time slots; it stops at the first counterexample, which
+therefore has the fewest faults the universe allows.
+
+Both start from `base_raw`, the documented default configuration (correct for ``same-tx``: one key per
+operation, fingerprint check on, retention longer than the retry window; for ``committed-first`` a lease
+longer than the longest handler time), with the user's ``--set`` overrides applied last, so that a field the
+user sets is never varied by the search.
+
+Guarantees: reproducible: the same design, overrides, seed and budget give the same examples in the same
+order and the same counterexample (Hypothesis is seeded with the seed, its example database is off, and every
+run uses ``random.Random(seed)``); a counterexample is 1-minimal (it keeps only faults that happened, and
+removing any one of them breaks no property, see `reduce`); `save` writes it atomically as a scenario file
+that ``idemsim run FILE`` replays event for event (checked by replaying it before it is reported).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .faults import CRASH_POINTS, Crash, Duplicate, LoseMessage
+from .properties import Violation, check
+from .scenario import Scenario, apply_sets, deep_merge, load, validate
+from .simulation import Run, simulate
+
+DEFAULT_SEED = 1
+DEFAULT_MAX_EXAMPLES = 200
+DEFAULT_MAX_FAULTS = {"search": 5, "exhaustive": 3}
+MAX_EXHAUSTIVE_FAULTS = 6
+"""Above this the exhaustive mode would take minutes (sum of C(22, k) for k <= 6 is 110,996 schedules)."""
+COMMITTED_FIRST_LEASE = 10.0
+"""The default lease of ``committed-first``: longer than the longest handler time the search chooses (1 s)."""
+KEY = "k-8f3a"
+
+UNIVERSE_ATTEMPTS = 3
+UNIVERSE_DUPLICATE_SLOTS = (0.0, 0.1, 0.3, 2.5)
+"""Start times of a concurrent duplicate in the exhaustive universe: together with the first attempt, while
+its transaction is open (the charge takes 0.2 s from 0.05 s), just after it commits, and with the retry."""
+UNIVERSE_RESTART = 1.0
+"""Seconds a crashed API stays down in the exhaustive universe (it is back before the first retry)."""
+
+
+# -- the configuration ------------------------------------------------------------------------------------------
+def base_raw(design: str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """The default scenario of an exploration, as a raw (TOML-shaped) dict."""
+    api: dict[str, Any] = {"charge_seconds": 0.2, "fingerprint_check": True, "ttl": 86400.0, "reap_every": 60.0}
+    if design == "committed-first":
+        api["lease"] = COMMITTED_FIRST_LEASE
+    return {
+        "name": f"explore-{design}",
+        "title": f"Exploring {design}",
+        "summary": f"A run of {design} chosen by `idemsim explore`.",
+        "group": "counterexamples",
+        "design": design,
+        "seed": seed,
+        "client": {"key_strategy": "none" if design == "naive" else "per-operation", "timeout": 2.0,
+                   "max_attempts": 3, "backoff": 0.5, "jitter": "none", "retry_window": 60.0},
+        "operations": [{"method": "POST", "path": "/charges", "body": {"amount": 1000},
+                        **({} if design == "naive" else {"key": KEY})}],
+        "api": api,
+        "faults": [],
+    }
+
+
+def split_sets(sets: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Separate ``field=none`` (the field becomes None: for ``api.lease``, no recovery) from ordinary
+    TOML-valued overrides."""
+    ordinary, unset = [], []
+    for s in sets:
+        name, sep, value = s.partition("=")
+        if sep and value.strip().lower() in ("none", "null") and name.strip():
+            unset.append(name.strip().split("."))
+        else:
+            ordinary.append(s)
+    return ordinary, unset
+
+
+def configure(raw: dict[str, Any], sets: list[str]) -> dict[str, Any]:
+    """``raw`` with the user's overrides applied (they win over the defaults and over the search)."""
+    ordinary, unset = split_sets(sets)
+    raw = apply_sets(raw, ordinary)
+    for path in unset:
+        node = raw
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise InputError(f"--set {'.'.join(path)}=none: {part!r} is not a table")
+        node[path[-1]] = None
+    return raw
+
+
+def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAULT_SEED) -> Scenario:
+    """The default scenario of ``design`` with ``sets`` applied, validated; bad input raises `InputError`."""
+    from .designs import DESIGNS
+
+    if design not in DESIGNS:
+        raise InputError(f"unknown design {design!r}; valid designs: {', '.join(DESIGNS)}")
+    raw = configure(base_raw(design, seed), sets or [])
+    raw["design"], raw["seed"] = design, seed
+    scenario = validate(raw, "explore --set")
+    _check_saveable(scenario)
+    return scenario
+
+
+def scenario_for(design: str, schedule, sets: list[str] | None = None, seed: int = DEFAULT_SEED) -> Scenario:
+    """The scenario of one searched run: the defaults, then the schedule's choices, then the user's ``sets``."""
+    raw = deep_merge(base_raw(design, seed), schedule.overrides())
+    raw = configure(raw, sets or [])
+    raw["design"], raw["seed"] = design, seed
+    return validate(raw, "explore")
+
+
+# -- one judged run ---------------------------------------------------------------------------------------------
+@dataclass
+class Counterexample:
+    """A run that broke a property, reduced by `reduce`."""
+
+    run: Run
+    violations: list[Violation]
+    saved: str | None = None
+    """The scenario file it was saved to."""
+
+    @property
+    def faults(self) -> list:
+        return list(self.run.scenario.faults)
+
+    def replay_command(self) -> str:
+        return shlex.join(["idemsim", "run", self.saved]) if self.saved else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"faults": [f.model_dump(mode="json") for f in self.faults],
+                "described": [f.describe() for f in self.faults],
+                "violations": [v.to_dict() for v in self.violations],
+                "saved": self.saved, "replay": self.replay_command(),
+                "summary": self.run.summary, "trace": self.run.trace.to_list()}
+
+
+def judge(scenario: Scenario, design: str, seed: int) -> tuple[Run, list[Violation]]:
+    run = simulate(scenario, design, seed)
+    return run, check(run)
+
+
+def reduce(run: Run, base: Scenario) -> tuple[Counterexample, int]:
+    """The counterexample made minimal, and the runs that took.
+
+    First only the faults that happened are kept (the others changed nothing); then, greedily, any single
+    fault whose removal still breaks a property is removed, and any timing section (client, network, api)
+    that can go back to ``base``'s is put back, until neither helps. The result is 1-minimal: dropping any one
+    of its faults gives a run that breaks no property. Hypothesis's shrinking usually gets there alone; this
+    makes it a guarantee.
+    """
+    fired = sorted(set(run.fired))
+    best = run.scenario.model_copy(update={"faults": [run.scenario.faults[i] for i in fired]})
+    best_run, best_violations = judge(best, run.design, run.seed)
+    runs = 1
+    if not best_violations:  # cannot happen: a fault that never fired changed nothing
+        return Counterexample(run, check(run)), runs
+    improved = True
+    while improved:
+        improved = False
+        candidates = [best.model_copy(update={"faults": best.faults[:i] + best.faults[i + 1:]})
+                      for i in range(len(best.faults))]
+        candidates += [best.model_copy(update={section: getattr(base, section)})
+                       for section in ("client", "network", "api")
+                       if getattr(best, section) != getattr(base, section)]
+        for candidate in candidates:
+            candidate_run, violations = judge(candidate, run.design, run.seed)
+            runs += 1
+            if violations:
+                best, best_run, best_violations, improved = candidate, candidate_run, violations, True
+                break
+    return Counterexample(best_run, best_violations), runs
+
+
+# -- the Hypothesis search --------------------------------------------------------------------------------------
+@dataclass
+class Exploration:
+    """What a search or an exhaustive enumeration did and found."""
+
+    design: str
+    seed: int
+    mode: str
+    counterexample: Counterexample | None
+    examples: int = 0
+    """Runs judged before the first counterexample (all of them when none was found)."""
+    shrink_runs: int = 0
+    """Further runs spent shrinking the counterexample."""
+    universe: list = field(default_factory=list)
+    """Exhaustive mode: the faults schedules are drawn from."""
+    max_faults: int = 0
+    schedules: int = 0
+    """Exhaustive mode: how many schedules of at most ``max_faults`` faults the universe has."""
+    effective: int = 0
+    """Exhaustive mode: schedules checked in which every fault happened (the others repeat a smaller one)."""
+
+    @property
+    def verdict(self) -> str:
+        if self.counterexample is not None:
+            return "counterexample"
+        return "proved" if self.mode == "exhaustive" else "none found"
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"design": self.design, "seed": self.seed, "mode": self.mode,
+                               "verdict": self.verdict, "valid": self.counterexample is None,
+                               "max_faults": self.max_faults}
+        if self.mode == "exhaustive":
+            doc.update(universe={"faults": len(self.universe), "schedules": self.schedules,
+                                 "described": [f.describe() for f in self.universe]},
+                       schedules_checked=self.examples, schedules_effective=self.effective)
+        else:
+            doc.update(examples=self.examples, shrink_runs=self.shrink_runs)
+        doc["counterexample"] = self.counterexample.to_dict() if self.counterexample else None
+        return doc
+
+
+class _Found(AssertionError):
+    """Raised inside the Hypothesis test when a run breaks a property."""
+
+
+def search(design: str, sets: list[str] | None = None, *, max_examples: int = DEFAULT_MAX_EXAMPLES,
+           seed: int = DEFAULT_SEED, max_faults: int = DEFAULT_MAX_FAULTS["search"]) -> Exploration:
+    """Let Hypothesis choose up to ``max_examples`` runs; shrink the first that breaks a property."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    from .strategies import schedules
+
+    sets = list(sets or [])
+    base = base_scenario(design, sets, seed)  # bad input fails here, before any example
+    ops = 1
+    state = {"examples": 0, "shrink": 0, "last": None}
+
+    @settings(max_examples=max_examples, database=None, deadline=None, derandomize=False,
+              phases=(Phase.explicit, Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
+    @hypothesis_seed(seed)
+    @given(schedules(max_faults=max_faults, ops=ops))
+    def probe(schedule) -> None:
+        if state["last"] is None:
+            state["examples"] += 1
+        else:
+            state["shrink"] += 1
+        run, violations = judge(scenario_for(design, schedule, sets, seed), design, seed)
+        if violations:
+            state["last"] = run
+            raise _Found(violations[0])
+
+    try:
+        probe()
+    except _Found:
+        pass
+    result = Exploration(design, seed, "search", None, state["examples"], max(0, state["shrink"] - 1),
+                          max_faults=max_faults)
+    if state["last"] is not None:
+        result.counterexample, runs = reduce(state["last"], base)
+        result.shrink_runs += runs
+    return result
+
+
+# -- the exhaustive enumeration ---------------------------------------------------------------------------------
+def universe(attempts: int = UNIVERSE_ATTEMPTS) -> list:
+    """The faults of the exhaustive mode, in the order schedules are enumerated (plainest first)."""
+    out: list = []
+    for attempt in range(1, attempts + 1):
+        out += [LoseMessage(attempt=attempt, message="request"), LoseMessage(attempt=attempt, message="response")]
+    out += [Duplicate(at=at) for at in UNIVERSE_DUPLICATE_SLOTS]
+    for attempt in range(1, attempts + 1):
+        out += [Crash(attempt=attempt, point=point, restart_after=UNIVERSE_RESTART) for point in CRASH_POINTS]
+    return out
+
+
+def count_schedules(n: int, k: int) -> int:
+    from math import comb
+
+    return sum(comb(n, i) for i in range(min(k, n) + 1))
+
+
+def exhaustive(design: str, sets: list[str] | None = None, *, max_faults: int = DEFAULT_MAX_FAULTS["exhaustive"],
+               seed: int = DEFAULT_SEED) -> Exploration:
+    """Judge every schedule of at most ``max_faults`` faults of `universe`, fewest faults first."""
+    base = base_scenario(design, sets, seed)
+    faults = universe()
+    result = Exploration(design, seed, "exhaustive", None, universe=faults, max_faults=max_faults,
+                          schedules=count_schedules(len(faults), max_faults))
+    for k in range(min(max_faults, len(faults)) + 1):
+        for combo in itertools.combinations(faults, k):
+            run, violations = judge(base.model_copy(update={"faults": list(combo)}), design, seed)
+            result.examples += 1
+            result.effective += len(set(run.fired)) == k
+            if violations:
+                result.counterexample, _ = reduce(run, base)
+                return result
+    return result
+
+
+# -- saving a counterexample ------------------------------------------------------------------------------------
+def default_path(design: str, seed: int) -> str:
+    return f"counterexample-{design}-{seed}.toml"
+
+
+def check_save_path(path: str) -> None:
+    """Refuse, before any search, a ``--save`` path whose directory does not exist or that is a directory."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise InputError(f"--save {path}: is a directory; give a file name")
+    if not directory.is_dir():
+        raise InputError(f"--save {path}: no such directory {str(directory)!r}")
+
+
+def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
+    """The counterexample as a scenario file's contents; its expectation is what the counterexample shows,
+    so that ``idemsim run`` on the file holds exactly when it reproduces the counterexample."""
+    run, s = cx.run, cx.run.scenario
+    summary = run.summary
+    expect: dict[str, Any] = {"charges": summary["charges"], "seen": summary["operations"][0]["seen"],
+                              "outcomes": [op["outcome"] for op in summary["operations"]]}
+    if run.design != "naive":
+        expect["keys_in_progress"] = summary["keys_in_progress"]
+    broken = sorted({v.property for v in cx.violations})
+    return {
+        "title": f"Counterexample: {run.design} breaks {', '.join(broken)}",
+        "summary": f"Found by `{command}`: " + ("; ".join(f.describe() for f in s.faults) or "no fault") + ".",
+        "group": "counterexamples",
+        "story": ("Faults: " + ("; ".join(f.describe() for f in s.faults) or "none") + ".\nViolated:\n"
+                  + "".join(f"- {v}\n" for v in cx.violations)),
+        "teaches": ("A schedule found by the property search and shrunk to the fewest faults. The expectation "
+                    "records what this counterexample shows, so `idemsim run` on this file holds exactly when "
+                    "it reproduces it.\n"),
+        "design": run.design,
+        "seed": run.seed,
+        **_sections(s),
+        "faults": [f.model_dump(mode="json") for f in s.faults],
+        "expect": {run.design: expect},
+    }
+
+
+def _sections(scenario: Scenario) -> dict[str, Any]:
+    """The configuration sections of ``scenario`` as TOML can write them (None left out)."""
+    return {"client": scenario.client.model_dump(mode="json", exclude_none=True),
+            "operations": [op.model_dump(mode="json", exclude_none=True) for op in scenario.operations],
+            "network": scenario.network.model_dump(mode="json", exclude_none=True),
+            "api": scenario.api.model_dump(mode="json", exclude_none=True)}
+
+
+def _check_saveable(scenario: Scenario) -> None:
+    """Refuse early a configuration that a scenario file cannot express: a None (``--set field=none``) where
+    the model's default is not None, since TOML has no null."""
+    import tomllib
+
+    import tomli_w
+
+    again = tomllib.loads(tomli_w.dumps(_sections(scenario)))
+    for section in ("client", "network", "api"):
+        model = getattr(scenario, section)
+        reread = type(model).model_validate(again[section])
+        for name in type(model).model_fields:
+            if getattr(reread, name) != getattr(model, name):
+                raise InputError(f"--set {section}.{name}=none: a scenario file cannot express it (TOML has no "
+                                 f"null, and the default is {getattr(reread, name)!r}); set a value instead")
+
+
+def save(cx: Counterexample, path: str, command: str) -> str:
+    """Write ``cx`` as a scenario file at ``path`` atomically (temp file + ``os.replace``), then replay it and
+    check that the replay is the same run event for event. Returns the path."""
+    import tomli_w
+
+    target = Path(path)
+    header = (f"# A counterexample found by: {command}\n"
+              f"# Replay it with: {shlex.join(['idemsim', 'run', str(target)])}\n\n")
+    text = header + tomli_w.dumps(scenario_document(cx, command))
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise InputError(f"--save {path}: cannot write: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"--save {path}: cannot write: {e.strerror}") from None
+    replay = simulate(load(str(target)))
+    if replay.trace.to_json() != cx.run.trace.to_json():
+        raise RuntimeError(f"{target}: the saved counterexample does not replay the same run")
+    cx.saved = str(target)
+    cx.run = replay
+    return str(target)
+
+
+def command_line(design: str, sets: list[str], seed: int, *, exhaustive_mode: bool, max_faults: int | None,
+                 max_examples: int | None) -> str:
+    """The ``idemsim explore`` command that finds this again."""
+    words = ["idemsim", "explore", design]
+    for s in sets:
+        words += ["--set", s]
+    words += ["--seed", str(seed)]
+    if exhaustive_mode:
+        words += ["--exhaustive", "--max-faults", str(max_faults)]
+    else:
+        if max_examples is not None:
+            words += ["--max-examples", str(max_examples)]
+        if max_faults is not None:
+            words += ["--max-faults", str(max_faults)]
+    return shlex.join(words)
+
+
+# -- the text view ----------------------------------------------------------------------------------------------
+def describe_configuration(scenario: Scenario) -> str:
+    """The documented defaults (plus ``--set``) in one paragraph: every derived parameter of the exploration."""
+    c, a = scenario.client, scenario.api
+    key = {"none": "no key", "per-operation": "one key per operation",
+           "per-attempt": "a new key per attempt"}[c.key_strategy]
+    parts = [f"client: {key}, timeout {c.timeout:g} s, {c.max_attempts} attempts, backoff {c.backoff:g} s, "
+             f"jitter {c.jitter}, retry window {'none' if c.retry_window is None else f'{c.retry_window:g} s'}",
+             f"api: charge {a.charge_seconds:g} s, {a.isolation}, fingerprint check "
+             f"{'on' if a.fingerprint_check else 'off'}, retention "
+             f"{'forever' if a.ttl is None else f'{a.ttl:g} s'} (reaped every {a.reap_every:g} s)"]
+    if scenario.design == "committed-first":
+        parts[-1] += f", lease {'none (no recovery)' if a.lease is None else f'{a.lease:g} s'}"
+    if scenario.design == "naive":
+        parts[-1] = f"api: charge {a.charge_seconds:g} s, no duplicate detection"
+    return "; ".join(parts)
+
+
+def describe_network(scenario: Scenario) -> str:
+    def one(link) -> str:
+        lat = link.latency
+        text = {"constant": f"{lat.seconds:g} s", "uniform": f"uniform {lat.low:g}-{lat.high:g} s",
+                "exponential": f"exponential, mean {lat.mean:g} s"}[lat.dist]
+        return text + (f", loss {link.loss:g}" if link.loss else "")
+
+    return f"network: request {one(scenario.network.request)}, response {one(scenario.network.response)}"
+
+
+def describe_universe() -> str:
+    slots = ", ".join(f"{t:g}" for t in UNIVERSE_DUPLICATE_SLOTS)
+    return (f"one logical operation, attempts 1-{UNIVERSE_ATTEMPTS}; the loss of the request and of the response "
+            f"of each attempt ({2 * UNIVERSE_ATTEMPTS}); a crash at each of {', '.join(CRASH_POINTS)} of each "
+            f"attempt, restarting after {UNIVERSE_RESTART:g} s ({len(CRASH_POINTS) * UNIVERSE_ATTEMPTS}); a "
+            f"concurrent duplicate starting at {slots} s ({len(UNIVERSE_DUPLICATE_SLOTS)})")
+
+
+def header_lines(result: Exploration, scenario: Scenario, command: str) -> list[str]:
+    """What was explored and how: printed before the verdict."""
+    if result.mode == "exhaustive":
+        what = (f"exhaustive: every schedule of at most {result.max_faults} faults from a universe of "
+                f"{len(result.universe)}")
+    else:
+        what = f"search: Hypothesis examples of at most {result.max_faults} faults each, timings varied"
+    lines = [f"idemsim explore {result.design} — {what}; seed {result.seed}",
+             f"configuration: {describe_configuration(scenario)}"]
+    if result.mode == "exhaustive":
+        lines.append(f"universe: {describe_universe()}")
+        lines.append(f"schedules: {result.schedules} in the universe, {result.examples} checked ({result.effective} "
+                     f"in which every fault happened; the others repeat a smaller schedule)")
+    else:
+        shrink = f", then {result.shrink_runs} runs shrinking the counterexample" if result.counterexample else ""
+        lines.append(f"examples: {result.examples} checked{shrink}")
+    lines.append(f"this exploration again: {command}")
+    return lines
+
+
+def verdict_lines(result: Exploration) -> list[str]:
+    from .properties import PROPERTIES
+
+    cx = result.counterexample
+    if cx is None:
+        names = ", ".join(PROPERTIES)
+        if result.mode == "exhaustive":
+            return [f"verdict: PROVED — every property held for every schedule of the universe ({names})"]
+        return [f"verdict: no counterexample in {result.examples} examples ({names}); a search is not a proof: "
+                f"try another --seed, more --max-examples, or --exhaustive"]
+    n = len(cx.faults)
+    lines = [f"verdict: COUNTEREXAMPLE — {n} fault{'s' if n != 1 else ''}" + (":" if n else " (no fault at all)")]
+    lines += [f"  {i}. {f.describe()}" for i, f in enumerate(cx.faults, start=1)]
+    lines.append(f"its timings: {describe_configuration(cx.run.scenario)}; {describe_network(cx.run.scenario)}")
+    lines.append("violated:")
+    lines += [f"  {v}" for v in cx.violations]
+    return lines

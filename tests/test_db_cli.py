@@ -1,0 +1,95 @@
+"""`idemsim db …` (list, run, compare), in-process with typer's CliRunner and once as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
+from typer.testing import CliRunner
+
+from idemsim.db import postgres
+from idemsim.db.cli import app
+from idemsim.db.schedule import load, run_on_model, shipped
+
+UNREACHABLE = "postgresql://postgres@127.0.0.1:9/test"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+class TestList:
+    def test_lists_every_shipped_schedule_with_its_description(self):
+        """db list prints each shipped schedule's name and the start of its description."""
+        result = invoke("list")
+        assert result.exit_code == 0
+        for name, path in shipped().items():
+            assert name in result.stdout
+            assert load(path).description[:40] in result.stdout
+
+
+class TestRun:
+    def test_text_draws_who_waited_for_whom_and_how_long(self):
+        """The text view shows the wait's start, whom it waited for, its length, result and sequence id."""
+        result = invoke("run", "article-wait-commit")
+        assert result.exit_code == 0
+        assert "register_key k-8f3a fp1 ┬ waits for s1" in result.stdout
+        assert "└ after 4.000 s → 0 rows (id 2 used)" in result.stdout
+        assert "idempotency_keys" in result.stdout and "charges" in result.stdout
+
+    def test_json_is_exactly_the_result_document(self):
+        """--format json prints the spec's result document and nothing else."""
+        result = invoke("run", "article-wait-rollback", "--format", "json", "--scale", "0.1")
+        assert result.exit_code == 0
+        assert json.loads(result.stdout) == run_on_model(load("article-wait-rollback"), 0.1).document
+
+    def test_a_bad_schedule_is_one_line_on_stderr_and_exit_2(self, tmp_path):
+        """A bad schedule prints `error: <message>` on stderr and exits 2."""
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps({"version": 1, "sessions": {"s1": [{"op": "begin", "isolation": "snapshot"}]}}))
+        result = invoke("run", str(path))
+        assert result.exit_code == 2
+        assert result.stdout == ""
+        assert result.stderr == (f"error: {path}: session 's1', step 1 (1-based), field 'isolation': \"snapshot\" "
+                                 "is not allowed; allowed: 'read committed', 'repeatable read' or 'serializable'\n")
+
+    @pytest.mark.parametrize("args", [("run", "article-wait-commit", "--postgres", "--dsn", UNREACHABLE),
+                                      ("compare", "article-wait-commit", "--postgres", UNREACHABLE)])
+    def test_an_unreachable_postgresql_is_exit_2(self, args):
+        """--postgres against a server that does not answer: one line on stderr, exit 2."""
+        result = invoke(*args)
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"error: cannot connect to PostgreSQL at {UNREACHABLE}: ")
+        assert result.stderr.count("\n") == 1
+
+
+class TestCompare:
+    def test_a_disagreement_is_shown_and_exits_1(self, monkeypatch):
+        """When PostgreSQL's result differs, compare marks the step and the tables and exits 1."""
+        schedule = load("article-wait-commit")
+        document = run_on_model(schedule).document
+        document["sessions"]["s2"][0].update(rows=1, end=1.0)
+        document["tables"]["charges"] = []
+        monkeypatch.setattr(postgres, "server_version", lambda dsn: "PostgreSQL 15.0 on test")
+        monkeypatch.setattr(postgres, "run_postgres",
+                            lambda s, dsn, scale: postgres.PostgresRun(document, {}, {}))
+        result = invoke("compare", "article-wait-commit")
+        assert result.exit_code == 1
+        assert "✗ rows: model 0 vs PostgreSQL 1; end: model" in result.stdout
+        assert "tables: ✗ charges: model [{'amount': 1000, 'key': 'k-8f3a'}] vs PostgreSQL []" in result.stdout
+        assert result.stdout.rstrip().endswith("DISAGREE")
+
+    @pytest.mark.postgres
+    def test_the_articles_wait_from_both_sides_as_a_real_process(self, postgres_dsn):
+        """`python -m idemsim.db.cli compare article-wait-commit` shows the ≈4 s wait on both sides and agrees."""
+        out = subprocess.run([sys.executable, "-m", "idemsim.db.cli", "compare", "article-wait-commit",
+                              "--postgres", postgres_dsn], capture_output=True, text=True, env={"COLUMNS": "200",
+                              "PATH": "/usr/bin:/bin"}, timeout=60)
+        assert out.returncode == 0, out.stderr
+        s2 = next(line for line in out.stdout.splitlines() if line.strip().startswith("s2") and "register_key" in line)
+        assert "0 rows (id 2 used)  1.000→5.000 (waited 4.000 s)" in s2
+        assert "(waited 4.0" in s2.split("(waited 4.000 s)")[1]
+        assert out.stdout.rstrip().endswith("agree")

@@ -1,0 +1,152 @@
+"""The model against a real PostgreSQL: every shipped schedule must agree by the spec's rule.
+
+The schedules run at scale 0.1 (a 5 s sleep becomes 0.5 s; every wait of interest stays at 0.3 s or more, and
+deadlock_timeout stays 1 s), eight at a time, each in its own schema. Without a server these tests skip, and
+under CI=true they fail (tests/pg.py).
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
+
+from idemsim.db.compare import compare
+from idemsim.db.postgres import PostgresRun, PostgresUnavailable, connect, run_postgres, run_on_postgres
+from idemsim.db.schedule import Schedule, load, parse, run_on_model, shipped
+
+SCALE = 0.1
+PARALLEL = 10
+"""Schedules run at once (each holds one connection per session; PostgreSQL's default limit is 100)."""
+RANDOM_SEEDS = range(16)
+"""Random schedules compared too: combinations of statements nobody wrote a schedule for."""
+
+
+def random_schedule(seed: int) -> Schedule:
+    """A random schedule of 2–4 contending sessions on two keys; every `at` is a distinct whole second.
+
+    Distinct times keep PostgreSQL from racing where the model cannot know the order (two statements sent at
+    the same instant); waits, rollbacks, disconnects, lock timeouts and all isolation levels still mix freely.
+    """
+    rng = random.Random(seed)
+    unique_key = rng.random() < 0.7
+    taken: set[int] = {0}
+
+    def slot(t: int) -> int:
+        while t in taken:
+            t += 1
+        taken.add(t)
+        return t
+
+    sessions: dict[str, list[dict]] = {}
+    if rng.random() < 0.5:
+        sessions["s0"] = [{"op": "insert_key", "key": "k1", "fingerprint": "fp0", "at": 0}]
+    for i in range(1, rng.randint(2, 4) + 1):
+        t = slot(rng.randint(1, 6))
+        explicit = rng.random() < 0.8
+        steps = [{"op": "begin", "at": t, "isolation": rng.choice(
+            ["read committed", "read committed", "repeatable read", "serializable"])}] if explicit else []
+        for _ in range(rng.randint(1, 4)):
+            t = slot(t + rng.randint(1, 5))
+            key = "k1" if rng.random() < 0.75 else "k2"
+            op = rng.choice(["register_key", "register_key", "insert_key", "select_key", "complete_key",
+                             "complete_key", "delete_key", "insert_charge", "count_charges", "lock_timeout"])
+            if op == "register_key" and not unique_key:
+                op = "insert_key"
+            fields = {"register_key": {"key": key, "fingerprint": f"fp{i}"},
+                      "insert_key": {"key": key, "fingerprint": f"fp{i}"},
+                      "select_key": {"key": key}, "delete_key": {"key": key},
+                      "complete_key": {"key": key, "response": {"by": i}},
+                      "insert_charge": {"amount": 100 * i, "key": key}, "count_charges": {},
+                      "lock_timeout": {"seconds": rng.choice([2.5, 4.5])}}[op]
+            steps.append({"op": op, "at": t, **fields})
+        if explicit:
+            steps.append({"op": rng.choice(["commit", "commit", "rollback", "disconnect"]),
+                          "at": slot(t + rng.randint(1, 8))})
+        sessions[f"s{i}"] = steps
+    return parse({"version": 1, "unique_key": unique_key, "sessions": sessions}, f"random schedule {seed}")
+
+
+def _schedules() -> dict[str, Schedule]:
+    return {**{name: load(name) for name in shipped()},
+            **{f"random-{seed}": random_schedule(seed) for seed in RANDOM_SEEDS}}
+
+
+@pytest.fixture(scope="module")
+def postgres_runs(postgres_dsn) -> dict[str, PostgresRun | BaseException]:
+    """Every shipped schedule and the random ones, run once each on PostgreSQL at SCALE, in parallel."""
+    schedules = _schedules()
+
+    def one(name: str) -> PostgresRun | BaseException:
+        try:
+            return run_postgres(schedules[name], postgres_dsn, SCALE)
+        except BaseException as error:  # reported by the test of that schedule
+            return error
+
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        return dict(zip(schedules, pool.map(one, schedules)))
+
+
+@pytest.mark.postgres
+class TestShippedSchedulesAgree:
+    @pytest.mark.parametrize("name", list(_schedules()))
+    def test_the_model_agrees_with_postgresql(self, name, postgres_runs):
+        """The model's result and PostgreSQL's agree step by step, in the tables and in time."""
+        outcome = postgres_runs[name]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        comparison = compare(_schedules()[name], outcome.document, SCALE)
+        problems = [f"{v.session} step {v.index + 1}: {'; '.join(v.problems)}" for v in comparison.steps
+                    if v.problems] + ([comparison.tables_problem] if comparison.tables_problem else [])
+        assert problems == []
+
+    def test_the_ids_postgresql_returns_are_the_models(self, postgres_runs):
+        """Inserts that insert nothing or roll back use up ids on PostgreSQL as in the model."""
+        model = run_on_model(load("b10-sequence-ids-used-up"), SCALE)
+        outcome = postgres_runs["b10-sequence-ids-used-up"]
+        returned = [note.id for note in outcome.notes["s1"]]
+        assert returned == [1, None, None, None, 4, None, 5]
+        assert [r.id if r and r.rows else None for r in model.results["s1"]] == returned
+        assert outcome.ids == model.ids == {"idempotency_keys": [1, 5], "charges": []}
+
+    def test_each_run_drops_its_schema(self, postgres_runs, postgres_dsn):
+        """After the runs no schema of this process is left on the server."""
+        import os
+
+        with connect(postgres_dsn) as conn:
+            left = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s",
+                                (f"idemsim_{os.getpid()}_%",)).fetchall()
+        assert left == []
+
+    def test_the_article_wait_is_seen_on_postgresql(self, postgres_runs):
+        """On PostgreSQL too the second register_key waits until the first commits, then gets 0 rows."""
+        s2 = postgres_runs["article-wait-commit"].document["sessions"]["s2"][0]
+        assert (s2["rows"], round(s2["end"] - s2["start"], 1)) == (0, 0.4)
+
+
+class TestUnavailable:
+    def test_an_unreachable_server_is_one_line(self):
+        """A server that does not answer gives PostgresUnavailable with the DSN, on one line."""
+        with pytest.raises(PostgresUnavailable) as raised:
+            run_on_postgres(load("article-wait-commit"), "postgresql://postgres@127.0.0.1:9/test")
+        message = str(raised.value)
+        assert message.startswith("cannot connect to PostgreSQL at postgresql://postgres@127.0.0.1:9/test: ")
+        assert "\n" not in message
+
+    def test_a_missing_psycopg_is_one_line(self, monkeypatch):
+        """Without psycopg installed the error says which extra to install."""
+        monkeypatch.setitem(sys.modules, "psycopg", None)
+        with pytest.raises(PostgresUnavailable, match=r"psycopg is not installed; .*pip install 'idemsim\[pg\]'"):
+            run_on_postgres(load("article-wait-commit"))
+
+    def test_the_model_side_never_imports_psycopg(self):
+        """Running a schedule on the model (and loading the db CLI) does not import psycopg."""
+        code = ("import sys, idemsim.db.cli, idemsim.db.render, idemsim.db.compare; "
+                "from idemsim.db.schedule import load, run_on_model; run_on_model(load('article-wait-commit')); "
+                "print('psycopg' in sys.modules)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "False"

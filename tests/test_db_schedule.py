@@ -1,0 +1,146 @@
+"""DB schedules: the format, its one-line errors, `--scale`, shipped schedules and the result document."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from idemsim.db.schedule import load, parse, resolve, run_on_model, scaled, shipped, shipped_dir
+from idemsim.errors import InputError
+
+OPS = ("begin, commit, rollback, register_key, insert_key, select_key, complete_key, delete_key, delete_expired, "
+       "insert_charge, count_charges, lock_timeout, sleep, disconnect")
+
+
+def one_session(*steps) -> dict:
+    return {"version": 1, "sessions": {"s1": list(steps)}}
+
+
+class TestBadSchedules:
+    @pytest.mark.parametrize("data, message", [
+        (one_session({"op": "begin"}, {"op": "upsert_key", "key": "k"}),
+         f"bad.json: session 's1', step 2 (1-based): unknown op 'upsert_key'; allowed ops: {OPS}"),
+        (one_session({"op": "register_key", "key": "k"}),
+         "bad.json: session 's1', step 1 (1-based), field 'fingerprint': missing; "
+         "register_key takes key, fingerprint, ttl (optional), at (optional)"),
+        (one_session({"op": "insert_charge", "amount": "1000"}),
+         "bad.json: session 's1', step 1 (1-based), field 'amount': \"1000\" is not allowed; must be an integer"),
+        (one_session({"op": "select_key", "key": 5}),
+         "bad.json: session 's1', step 1 (1-based), field 'key': 5 is not allowed; must be a string"),
+        (one_session({"op": "complete_key", "key": "k", "response": "201"}),
+         "bad.json: session 's1', step 1 (1-based), field 'response': \"201\" is not allowed; must be a JSON object"),
+        (one_session({"op": "begin", "isolation": "read uncommitted"}),
+         "bad.json: session 's1', step 1 (1-based), field 'isolation': \"read uncommitted\" is not allowed; "
+         "allowed: 'read committed', 'repeatable read' or 'serializable'"),
+        (one_session({"op": "begin", "at": -1}),
+         "bad.json: session 's1', step 1 (1-based), field 'at': -1 is negative; must be >= 0 seconds"),
+        (one_session({"op": "sleep", "seconds": -0.5}),
+         "bad.json: session 's1', step 1 (1-based), field 'seconds': -0.5 is negative; must be >= 0 seconds"),
+        ({"version": 1, "sessions": {"s1": {"op": "begin"}}},
+         "bad.json: session 's1': a session must be a list of steps, got dict"),
+        (one_session({"op": "disconnect"}, {"op": "begin"}),
+         "bad.json: session 's1', step 2 (1-based): a step after 'disconnect'; "
+         "disconnect must be the session's last step"),
+        (one_session({"op": "commit", "key": "k"}),
+         "bad.json: session 's1', step 1 (1-based), field 'key': not allowed; commit takes at (optional)"),
+        (one_session({"key": "k"}),
+         f"bad.json: session 's1', step 1 (1-based): a step needs an \"op\"; allowed ops: {OPS}"),
+        (one_session("begin"), "bad.json: session 's1', step 1 (1-based): a step must be an object with an \"op\", got str"),
+        ({"version": 2, "sessions": {}}, "bad.json: field 'version': 2 is not allowed; allowed: 1"),
+        ({"version": 1, "unique_key": "yes", "sessions": {}},
+         "bad.json: field 'unique_key': \"yes\" is not allowed; must be true or false"),
+        ({"version": 1, "sessions": {}, "seed": 1},
+         "bad.json: field 'seed': not allowed; a schedule has version, description, unique_key, sessions"),
+        ({"version": 1, "sessions": []},
+         "bad.json: field 'sessions': must be an object of sessions (name -> list of steps), got list"),
+        ([], "bad.json: a schedule must be a JSON object, got list"),
+    ])
+    def test_a_bad_schedule_gets_one_line_naming_file_session_step_and_field(self, data, message):
+        """Each kind of bad schedule raises InputError with one line that names where and what is allowed."""
+        with pytest.raises(InputError) as raised:
+            parse(data, "bad.json")
+        assert str(raised.value) == message
+        assert "\n" not in str(raised.value)
+
+    def test_a_file_that_is_not_json_names_the_place(self, tmp_path):
+        """Invalid JSON is reported with the file and the position."""
+        path = tmp_path / "broken.json"
+        path.write_text('{"version": 1,,}')
+        with pytest.raises(InputError, match=r"broken.json: not valid JSON: Expecting property name .*line 1"):
+            load(path)
+
+    def test_an_unknown_name_points_to_the_list(self):
+        """A name that is neither a file nor a shipped schedule says so."""
+        with pytest.raises(InputError, match="nope: no such file, and no shipped schedule of that name"):
+            load("nope")
+
+
+class TestShippedSchedules:
+    def test_every_shipped_schedule_loads_and_describes_itself(self):
+        """Every file in scenarios/db is a valid schedule with a one-line description."""
+        found = shipped()
+        assert "article-wait-commit" in found and "article-wait-rollback" in found
+        for name, path in found.items():
+            description = load(path).description
+            assert description and "\n" not in description, name
+
+    def test_every_numbered_behaviour_has_a_schedule(self):
+        """Each of the spec's behaviours 1–10 has at least one shipped schedule, named by behaviour."""
+        assert {name.split("-")[0] for name in shipped() if name[0] == "b"} == {f"b{i}" for i in range(1, 11)}
+
+    def test_a_name_resolves_to_the_shipped_file(self):
+        """A bare name (with or without .json) finds the shipped schedule."""
+        assert resolve("article-wait-commit") == resolve("article-wait-commit.json") == \
+            shipped_dir() / "article-wait-commit.json"
+
+
+class TestScale:
+    def test_scale_multiplies_at_sleep_and_lock_timeout(self):
+        """--scale multiplies every time in the schedule."""
+        schedule = scaled(parse(one_session({"op": "lock_timeout", "seconds": 3, "at": 1},
+                                            {"op": "sleep", "seconds": 5})), 0.1)
+        assert [(s.op, s.at, s.seconds) for s in schedule.sessions["s1"]] == [("lock_timeout", 0.1, 0.3),
+                                                                              ("sleep", None, 0.5)]
+
+    def test_scale_keeps_deadlock_timeout(self):
+        """At scale 0.1 the deadlock check still comes 1 s into the wait."""
+        document = run_on_model(load("b8-deadlock"), scale=0.1).document
+        assert [(e["start"], e["end"], e["error"]) for e in document["sessions"]["s1"]][2] == (0.2, 1.2, "40P01")
+
+    def test_a_scale_of_zero_is_refused(self):
+        """--scale must be positive."""
+        with pytest.raises(InputError, match="--scale 0: must be > 0"):
+            scaled(load("b8-deadlock"), 0)
+
+
+class TestResultDocument:
+    def test_the_article_schedule_gives_the_specs_document(self):
+        """The result document has exactly the spec's shape: entries per step, then the committed tables."""
+        document = run_on_model(load("article-wait-commit")).document
+        response = {"status": 201, "body": {"id": "ch_1", "amount": 1000}}
+        assert document == {
+            "version": 1,
+            "sessions": {
+                "s1": [
+                    {"op": "begin", "start": 0, "end": 0, "rows": None, "row": None, "error": None},
+                    {"op": "register_key", "start": 0, "end": 0, "rows": 1, "row": None, "error": None},
+                    {"op": "insert_charge", "start": 0, "end": 0, "rows": 1, "row": None, "error": None},
+                    {"op": "complete_key", "start": 0, "end": 0, "rows": 1, "row": None, "error": None},
+                    {"op": "sleep", "start": 0, "end": 5, "rows": None, "row": None, "error": None},
+                    {"op": "commit", "start": 5, "end": 5, "rows": None, "row": None, "error": None}],
+                "s2": [
+                    {"op": "register_key", "start": 1, "end": 5, "rows": 0, "row": None, "error": None},
+                    {"op": "select_key", "start": 5, "end": 5, "rows": 1,
+                     "row": {"status": "done", "fingerprint": "fp1", "response": response}, "error": None}]},
+            "tables": {
+                "idempotency_keys": [{"key": "k-8f3a", "fingerprint": "fp1", "status": "done", "response": response}],
+                "charges": [{"amount": 1000, "key": "k-8f3a"}]},
+        }
+        json.dumps(document)  # plain JSON
+
+    def test_a_session_that_ends_inside_a_transaction_rolls_it_back(self):
+        """A session's connection closes after its last step, rolling back what it left open."""
+        document = run_on_model(parse(one_session({"op": "begin"}, {"op": "register_key", "key": "k",
+                                                                    "fingerprint": "f"}))).document
+        assert document["tables"] == {"idempotency_keys": [], "charges": []}

@@ -1,0 +1,162 @@
+"""The invariants of exactly-once charging (`idemsim.properties`), and that the correct designs keep them.
+
+The Hypothesis tests run under the settings profile of ``tests/conftest.py`` (IDEMSIM_HYPOTHESIS_PROFILE=thorough
+for a larger budget). Every example is a whole run chosen through the fault interface (`idemsim.strategies`).
+"""
+
+from __future__ import annotations
+
+from hypothesis import find, given
+from hypothesis import strategies as st
+
+from idemsim import explore
+from idemsim.faults import Crash, Duplicate, LoseMessage
+from idemsim.properties import (PROPERTIES, at_most_one_charge, check, client_view, committed_charges,
+                                exactly_one_on_success, no_stuck_key, replay_identical)
+from idemsim.scenario import load, validate
+from idemsim.simulation import simulate
+from idemsim.strategies import LONGEST_HANDLER, Schedule, schedules
+
+
+def run_with(design: str, *faults, sets: tuple[str, ...] = ()):
+    """One run of the explore defaults of ``design`` with a scripted fault schedule."""
+    scenario = explore.base_scenario(design, list(sets)).model_copy(update={"faults": list(faults)})
+    return simulate(scenario, design, scenario.seed)
+
+
+def run_of(design: str, schedule: Schedule, sets: tuple[str, ...] = ()):
+    scenario = explore.scenario_for(design, schedule, list(sets))
+    return simulate(scenario, design, scenario.seed)
+
+
+def names(violations) -> list[str]:
+    return sorted({v.property for v in violations})
+
+
+class TestCommittedCharges:
+    def test_a_charge_is_attributed_to_the_operation_whose_request_made_it(self):
+        """Each committed charge names the request, client process and logical operation that made it."""
+        run = run_with("naive", LoseMessage(message="response"))
+        assert [(c["id"], c["request"], c["op"], c["logical"]) for c in committed_charges(run)] == [
+            (1, "1.1", 1, 1), (2, "1.2", 1, 1)]
+
+    def test_a_charge_rolled_back_by_a_crash_is_not_counted(self):
+        """A charge inserted in a transaction that the crash rolls back is not a committed charge."""
+        run = run_with("same-tx", Crash(point="before_commit"))
+        assert [c["request"] for c in committed_charges(run)] == ["1.2"]
+        assert len(run.tables["charges"]) == 1
+
+    def test_a_duplicate_counts_for_the_operation_it_copies(self):
+        """A duplicate's charge belongs to the logical operation it duplicates."""
+        run = run_with("check-then-insert", Duplicate(at=0.0))
+        assert [(c["op"], c["logical"]) for c in committed_charges(run)] == [(1, 1), (2, 1)]
+
+
+class TestEachProperty:
+    def test_a_clean_same_tx_run_breaks_nothing(self):
+        """A lost response under same-tx is answered from the record: every property holds."""
+        assert check(run_with("same-tx", LoseMessage(message="response"))) == []
+
+    def test_two_charges_for_one_operation_break_at_most_one(self):
+        """Naive after a lost response: operation 1 is charged twice."""
+        violations = at_most_one_charge(run_with("naive", LoseMessage(message="response")))
+        assert [v.message for v in violations] == ["operation 1 was charged 2 times (ch_1 by 1.1, ch_2 by 1.2)"]
+
+    def test_success_with_two_charges_breaks_exactly_one(self):
+        """The client ended ok, yet two charges exist."""
+        assert names(exactly_one_on_success(run_with("naive", LoseMessage(message="response")))) == [
+            "exactly-one-on-success"]
+
+    def test_success_without_a_charge_breaks_the_client_view(self):
+        """split-tx answers "already processed" after a crash between key and charge: ok with no charge."""
+        run = run_with("split-tx", Crash(point="after_key"))
+        assert run.summary["charges"] == 0
+        assert names(client_view(run)) == ["client-view"]
+        assert names(exactly_one_on_success(run)) == ["exactly-one-on-success"]
+
+    def test_a_key_left_in_progress_breaks_no_stuck_key(self):
+        """committed-first without recovery keeps the key in_progress after a crash."""
+        run = run_with("committed-first", Crash(point="after_key"), sets=("api.lease=none",))
+        assert [v.message for v in no_stuck_key(run)] == ["key k-8f3a is left in_progress"]
+
+    def test_recovery_clears_the_key_and_the_property_holds(self):
+        """committed-first with its lease returns the crashed key to absent before the run ends."""
+        assert check(run_with("committed-first", Crash(point="after_key"))) == []
+
+    def test_a_replay_of_a_different_answer_breaks_replay_identical(self):
+        """After the retention expired, the second charge's answer differs from the first stored one."""
+        run = run_with("same-tx", LoseMessage(message="response"), Duplicate(at=2.5),
+                       sets=("api.ttl=1", "api.reap_every=1"))
+        assert [v.message for v in replay_identical(run)] == [
+            "1.2 got a replayed 201 {'id': 'ch_2', 'amount': 1000, 'status': 'succeeded'} for key k-8f3a; "
+            "the first stored was 201 {'id': 'ch_1', 'amount': 1000, 'status': 'succeeded'}"]
+
+    def test_a_named_scenario_is_judged_like_a_searched_run(self):
+        """The built-in lost-response story breaks nothing under same-tx and charges twice under naive."""
+        scenario = load("lost-response")
+        assert check(simulate(scenario, "same-tx")) == []
+        assert names(check(simulate(scenario, "naive"))) == ["at-most-one-charge", "exactly-one-on-success"]
+
+    def test_requests_other_than_charges_are_not_judged(self):
+        """A PUT /balance charges nothing, and its ok is not a claim about a charge."""
+        raw = explore.base_raw("same-tx")
+        raw["operations"] = [{"method": "PUT", "path": "/balance", "body": {"value": 400}}]
+        run = simulate(validate(raw, "test"), "same-tx")
+        assert run.operations[0].outcome == "ok"
+        assert check(run) == []
+
+    def test_properties_are_listed_in_report_order(self):
+        """The five properties, in the order reports list them."""
+        assert list(PROPERTIES) == ["at-most-one-charge", "exactly-one-on-success", "replay-identical",
+                                    "no-stuck-key", "client-view"]
+
+
+class TestStrategies:
+    def test_the_simplest_schedule_is_no_fault_on_the_default_timings(self):
+        """Shrinking any schedule to its simplest gives no fault, the first latency and the default retry."""
+        simplest = find(schedules(), lambda s: True)
+        assert simplest.faults == ()
+        assert simplest.client == {"timeout": 2.0, "max_attempts": 3, "backoff": 0.5, "jitter": "none"}
+        assert simplest.api == {"charge_seconds": 0.2}
+        assert simplest.network["request"]["latency"] == {"dist": "constant", "seconds": 0.05}
+
+    def test_the_simplest_single_fault_is_a_lost_response(self):
+        """Of all one-fault schedules the plainest is the loss of the first attempt's response."""
+        simplest = find(schedules(), lambda s: len(s.faults) == 1)
+        assert [f.describe() for f in simplest.faults] == ["lose the response of op 1 attempt 1"]
+
+    def test_the_default_lease_outlasts_the_longest_handler(self):
+        """committed-first's default lease is longer than any handler time the search can choose."""
+        assert explore.base_scenario("committed-first").api.lease > LONGEST_HANDLER
+
+    @given(schedules())
+    def test_without_a_fault_nothing_times_out(self, schedule):
+        """A fault-free run under any chosen timings is answered in time: one attempt, ok."""
+        run = run_of("same-tx", Schedule((), schedule.network, schedule.client, schedule.api))
+        assert [(op.attempts, op.outcome) for op in run.operations] == [(1, "ok")]
+
+
+class TestSameTx:
+    @given(schedules())
+    def test_every_property_holds_under_any_schedule(self, schedule):
+        """same-tx with one key per operation, fingerprint check and long retention never breaks a property."""
+        assert check(run_of("same-tx", schedule)) == []
+
+
+class TestCommittedFirstWithLease:
+    @given(schedules())
+    def test_every_property_holds_under_any_schedule(self, schedule):
+        """committed-first with a lease longer than the longest handler time never breaks a property."""
+        assert check(run_of("committed-first", schedule)) == []
+
+
+class TestClientView:
+    @given(schedules(), st.sampled_from(["naive", "check-then-insert", "same-tx", "committed-first"]))
+    def test_the_client_is_never_wrong(self, schedule, design):
+        """ok only if the charge exists, fail only if it does not: under every design but split-tx."""
+        assert client_view(run_of(design, schedule)) == []
+
+    @given(schedules())
+    def test_the_client_is_never_wrong_without_recovery(self, schedule):
+        """committed-first without recovery leaves a key stuck, but never misleads the client."""
+        assert client_view(run_of("committed-first", schedule, ("api.lease=none",))) == []
