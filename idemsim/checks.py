@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .properties import check as check_properties
+
 WAIT_TOLERANCE = 0.05
 """Seconds by which a measured wait may differ from the expected one."""
 
@@ -25,21 +27,8 @@ def _seen(status: int | None) -> int | str:
 
 def summarize(run, db) -> dict[str, Any]:
     trace = run.trace
-    keys_by_request = {e.data["request"]: e.data["key"] for e in trace.of_kind("attempt.send")}
-    # The first answer for a key is the one of a handler that registered it (a 409 or 422 about the record is not)
-    registrants = {e.actor for e in trace.of_kind("db.result")
-                   if e.data["op"] in ("register_key", "insert_key") and e.data["rows"] == 1}
-    first_answer: dict[str, tuple] = {}
-    replays = identical = 0
-    for e in trace.of_kind("response.send", "response.dropped"):
-        key = keys_by_request.get(e.data["request"])
-        answer = (e.data["status"], e.data["body"])
-        if not e.data["replay"]:
-            if key is not None and e.actor in registrants:
-                first_answer.setdefault(key, answer)
-        else:
-            replays += 1
-            identical += first_answer.get(key) == answer
+    replays = sum(1 for e in trace.of_kind("response.send", "response.dropped") if e.data["replay"])
+    violations = check_properties(run)
     waits = [e.data["waited"] for e in trace.of_kind("db.result") if e.actor.startswith("api#")]
     keys = db.committed_keys()
     operations = [{
@@ -61,7 +50,8 @@ def summarize(run, db) -> dict[str, Any]:
         "operations": operations,
         "client_believes": len({op["logical"] for op in operations if op["outcome"] == "ok"}),
         "replays": replays,
-        "replay_identical": None if replays == 0 else identical == replays,
+        "replay_identical": None if replays == 0 else not any(v.property == "replay-identical"
+                                                               for v in violations),
         "wait_seconds": round(max(waits, default=0.0), 6),
         "keys_held": len(keys),
         "keys_in_progress": sum(1 for k in keys if k["status"] == "in_progress"),
@@ -70,6 +60,7 @@ def summarize(run, db) -> dict[str, Any]:
         "log_lines": run.state["log_lines"],
         "faults": [{"fault": f.describe(), "fired": i in run.fired} for i, f in enumerate(run.scenario.faults)],
     }
+    summary["violations"] = [v.to_dict() for v in violations]
     summary["verdict"], summary["failures"] = verdict(run, summary)
     return summary
 

@@ -72,6 +72,12 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
         table.add_row("key records held", f"{s['keys_held']} ({s['keys_in_progress']} in_progress)")
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         table.add_row("balance", str(s["balance"]))
+    if s["violations"]:
+        for v in s["violations"]:
+            table.add_row("property broken", Text(f"{v['property']}: {v['message']}", style="red"))
+    else:
+        table.add_row("properties", "all hold (at most one charge per operation, replays identical, no stuck "
+                                    "key, the client never wrong)")
     for f in s["faults"]:
         table.add_row("fault", f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}")
     verdict = Text(s["verdict"], style=VERDICT_STYLE[s["verdict"]])
@@ -79,7 +85,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     if expectation is not None and s["verdict"] == "held":
         verdict.append("  (" + ", ".join(f"{k}={v!r}" for k, v in
                                           expectation.model_dump(exclude_none=True).items()) + ")")
-    table.add_row("verdict", verdict)
+    table.add_row("expectation", verdict)
     for failure in s["failures"]:
         table.add_row("", Text(failure, style="red"))
     table.add_row("seed", str(run.seed))
