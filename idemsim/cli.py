@@ -87,7 +87,8 @@ def list_scenarios() -> None:
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
         for s in members:
-            variants = f"  [{len(s.variants) + 1} variants]" if s.variants else ""
+            n = len(s.variants)
+            variants = f"  [+{n} variant{'s' if n > 1 else ''}]" if n else ""
             table.add_row(s.name, s.summary + variants)
         console.print(table)
         console.print()
@@ -233,12 +234,11 @@ def compare(
     raise typer.Exit(comparison.exit_code)
 
 
+from .db.cli import app as db_app  # noqa: E402 (light: psycopg is imported only when PostgreSQL is used)
+
+app.add_typer(db_app, name="db", help="Run DB schedules on the model and on a real PostgreSQL.")
+
+
 def main() -> None:
     """Console-script entry point."""
-    try:  # TEMPORARY until idemsim/db/cli.py lands
-        from .db.cli import app as db_app
-    except ModuleNotFoundError:
-        app()
-        return
-    app.add_typer(db_app, name="db", help="Run DB schedules on the model and on a real PostgreSQL.")
     app()

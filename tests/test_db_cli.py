@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
@@ -93,3 +94,13 @@ class TestCompare:
         assert "0 rows (id 2 used)  1.000→5.000 (waited 4.000 s)" in s2
         assert "(waited 4.0" in s2.split("(waited 4.000 s)")[1]
         assert out.stdout.rstrip().endswith("agree")
+
+
+class TestDocs:
+    def test_the_text_view_shown_in_the_docs_is_what_db_run_prints(self):
+        """docs/db-model.md shows the real output of `COLUMNS=118 idemsim db run article-wait-commit`."""
+        command = "$ COLUMNS=118 idemsim db run article-wait-commit"
+        doc = (Path(__file__).resolve().parent.parent / "docs" / "db-model.md").read_text(encoding="utf-8")
+        shown = doc.split(command + "\n", 1)[1].split("\n```", 1)[0]
+        printed = CliRunner().invoke(app, ["run", "article-wait-commit"], env={"COLUMNS": "118"}).stdout
+        assert shown.rstrip("\n") == printed.rstrip("\n")

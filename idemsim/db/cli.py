@@ -102,7 +102,7 @@ def compare(
     PostgreSQL's duration for it; where PostgreSQL may choose which waiter goes first, any of its choices.
     Exit 1 if anything disagrees.
     """
-    from idemsim.db.compare import compare as judge
+    from idemsim.db.compare import compare as judge, racy_instants
     from idemsim.db.postgres import default_dsn, run_postgres, server_version
     from idemsim.db.render import print_comparison
 
@@ -121,6 +121,11 @@ def compare(
                   f"({wall:.1f} s on PostgreSQL; model run under {comparison.model_runs} wake order(s))",
                   highlight=False)
     print_comparison(console, schedules.scaled(loaded, scale), comparison)
+    racy = racy_instants(comparison.model)
+    if racy:
+        console.print(f"[yellow]note:[/yellow] at {', '.join(f'{t:g} s' for t in racy)} several sessions resume from "
+                      "a wait and go straight on; PostgreSQL runs their next statements in an order nobody can know, "
+                      "so a difference there may be a race.", highlight=False)
     if comparison.agrees:
         console.print("[green]agree[/green]")
         return

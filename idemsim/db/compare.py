@@ -89,6 +89,28 @@ def _step_problems(m: dict | None, p: dict | None) -> list[str]:
     return problems
 
 
+def racy_instants(run: ModelRun) -> list[float]:
+    """Instants at which two or more sessions, just released from a wait, go straight on to their next step.
+
+    Their next statements run concurrently on PostgreSQL, in an order nobody can know (the model takes them in
+    turn); a schedule without such instants is determinate, and the comparison of one with them can fail on a
+    race rather than on a difference. (A session whose wait ended in an error and that goes on to end its
+    already aborted transaction does not count: that step changes nothing another session can see.)
+    """
+    released: dict[float, int] = {}
+    for name, entries in run.document["sessions"].items():
+        for index, (entry, result) in enumerate(zip(entries, run.results[name])):
+            if result is None or result.waited == 0 or index + 1 == len(entries):
+                continue
+            following = entries[index + 1]
+            if following["start"] != entry["end"]:
+                continue
+            if entry["error"] is not None and following["op"] in ("commit", "rollback", "disconnect"):
+                continue
+            released[entry["end"]] = released.get(entry["end"], 0) + 1
+    return sorted(t for t, count in released.items() if count > 1)
+
+
 class WakeChoices:
     """A `Database.wake_order` that follows a given list of choices, records the ones it made, and defaults
     to arrival order; a transaction ending with several waiters is a choice."""

@@ -285,7 +285,8 @@ class Connection:
             return NO_RESULT
         tx = self.tx or db._begin(self, READ_COMMITTED, explicit=False)
         try:
-            result = yield from getattr(self, "_" + op)(tx, stmt)
+            outcome = getattr(self, "_" + op)(tx, stmt)  # a Result, or a generator if it may wait
+            result = (yield from outcome) if isinstance(outcome, Generator) else outcome
         except (SqlError, SerializationFailure) as error:
             db._abort(tx)
             self._restore_settings(tx)
@@ -394,14 +395,13 @@ class Connection:
         db.predicate_locks.on_read(tx, snapshot, KEYS, examined, visible, by_index)
         return visible
 
-    def _select_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _select_key(self, tx: Transaction, stmt: _Statement) -> Result:
         key = stmt.fields["key"]
         rows = self._scan_keys(tx, self.db._snapshot(tx), key, lambda v: v.values["key"] == key)
         row = None
         if rows:
             row = {c: rows[0].values[c] for c in ("status", "fingerprint", "response")}
         return Result(len(rows), row, None)
-        yield  # a generator, like every statement
 
     def _complete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
         f = stmt.fields
@@ -465,7 +465,7 @@ class Connection:
 
     # -- charges --------------------------------------------------------------------------------------------
 
-    def _insert_charge(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _insert_charge(self, tx: Transaction, stmt: _Statement) -> Result:
         db = self.db
         db._snapshot(tx)
         stmt.id = db.sequences[CHARGES].nextval()
@@ -473,13 +473,11 @@ class Connection:
         values = {"amount": stmt.fields["amount"], "key": stmt.fields.get("key")}
         db.versions[CHARGES].append(RowVersion(CHARGES, stmt.id, values, tx))
         return Result(1, None, None)
-        yield
 
-    def _count_charges(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _count_charges(self, tx: Transaction, stmt: _Statement) -> Result:
         db = self.db
         snapshot = db._snapshot(tx)
         examined = db.versions[CHARGES]
         visible = [v for v in examined if snapshot.shows(v)]
         db.predicate_locks.on_read(tx, snapshot, CHARGES, examined, visible, by_index=False)
         return Result(None, {"count": len(visible)}, None)
-        yield

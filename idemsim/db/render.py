@@ -33,7 +33,7 @@ WAIT_SHOWN = 0.05
 
 
 def _short(value: object, width: int = 28) -> str:
-    text = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) or value is None else str(value)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -11,7 +11,7 @@ import importlib.resources
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 import simpy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -112,8 +112,9 @@ Step = Annotated[
           InsertCharge, CountCharges, LockTimeout, Sleep, Disconnect],
     Field(discriminator="op"),
 ]
-STEP_TYPES: dict[str, type[_Step]] = {t.model_fields["op"].annotation.__args__[0]: t for t in Step.__args__[0].__args__}
-"""op name -> step model."""
+STEP_TYPES: dict[str, type[_Step]] = {
+    get_args(model.model_fields["op"].annotation)[0]: model for model in get_args(get_args(Step)[0])}
+"""op name -> step model, in the order of `Step`."""
 
 
 class Schedule(BaseModel):
