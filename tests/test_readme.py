@@ -21,3 +21,21 @@ def test_ci_runs_readmes_test_command():
     """.ci/run runs README's test command verbatim."""
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert readme_commands()[1] in ci
+
+
+def test_the_sample_output_is_what_run_prints():
+    """README's sample is exactly what `idemsim run lost-response` prints for its first story, 118 columns wide."""
+    import io
+
+    from rich.console import Console
+
+    from idemsim.render import print_run
+    from idemsim.scenario import load
+    from idemsim.simulation import simulate
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    sample = re.search(r"```text\n(.*?)\n```", text, re.S).group(1)
+    out = io.StringIO()
+    print_run(Console(width=118, file=out, color_system=None, highlight=False), simulate(load("lost-response")),
+              None, "lost-response")
+    assert "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip() == sample.strip()
