@@ -29,6 +29,7 @@ client reads as ``info``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -56,6 +57,21 @@ def _missing_key(h):
     if h.config.missing_key == "reject":
         return Response(400, {"error": "Idempotency-Key header is required"})
     return (yield from naive(h))
+
+
+def _keyed(design):
+    """A keyed design: a request without a key follows the missing-key policy; the design itself gets the
+    key, the body's fingerprint and the amount."""
+
+    @functools.wraps(design)
+    def handler(h):
+        key = h.request.key
+        if key is None:
+            return (yield from _missing_key(h))
+        body = h.request.body or {}
+        return (yield from design(h, key, fingerprint(h.request.body), body.get("amount", 0)))
+
+    return handler
 
 
 def _answer_from_record(h, key: str, fp: str, *, end_tx: bool):
@@ -125,12 +141,9 @@ def naive(h):
     return _charged(charge, amount)
 
 
-def same_tx(h):
+@_keyed
+def same_tx(h, key: str, fp: str, amount: int):
     """Key, charge and stored response in one transaction; a duplicate waits on the unique index."""
-    key = h.request.key
-    if key is None:
-        return (yield from _missing_key(h))
-    fp, amount = fingerprint(h.request.body), (h.request.body or {}).get("amount", 0)
     yield from h.sql("begin", isolation=h.config.isolation)
     registered = yield from h.sql("register_key", key=key, fingerprint=fp, ttl=h.config.ttl)
     if registered.error:
@@ -142,12 +155,9 @@ def same_tx(h):
     return (yield from _charge_and_store(h, key, amount))
 
 
-def check_then_insert(h):
+@_keyed
+def check_then_insert(h, key: str, fp: str, amount: int):
     """Look for the key and insert it if absent, in one transaction; no ON CONFLICT."""
-    key = h.request.key
-    if key is None:
-        return (yield from _missing_key(h))
-    fp, amount = fingerprint(h.request.body), (h.request.body or {}).get("amount", 0)
     yield from h.sql("begin", isolation=h.config.isolation)
     found = yield from h.sql("select_key", key=key)
     if found.error:
@@ -168,12 +178,9 @@ def check_then_insert(h):
     return (yield from _charge_and_store(h, key, amount))
 
 
-def committed_first(h):
+@_keyed
+def committed_first(h, key: str, fp: str, amount: int):
     """Commit the key as in_progress, then charge in a second transaction; duplicates get 409."""
-    key = h.request.key
-    if key is None:
-        return (yield from _missing_key(h))
-    fp, amount = fingerprint(h.request.body), (h.request.body or {}).get("amount", 0)
     registered = yield from h.sql("register_key", key=key, fingerprint=fp, ttl=h.config.ttl)
     if registered.error:
         return _db_error(registered.error)
@@ -203,12 +210,9 @@ def _split_tx_found(h, row, fp: str) -> Response:
     return Response(200, {"status": "already processed"})
 
 
-def split_tx(h):
+@_keyed
+def split_tx(h, key: str, fp: str, amount: int):
     """Key and charge in separate transactions, no status: whatever finds the key answers as if done."""
-    key = h.request.key
-    if key is None:
-        return (yield from _missing_key(h))
-    fp, amount = fingerprint(h.request.body), (h.request.body or {}).get("amount", 0)
     if h.config.order == "key-first":
         registered = yield from h.sql("register_key", key=key, fingerprint=fp, ttl=h.config.ttl)
         if registered.error:

@@ -7,28 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from idemsim.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def cli():
-    runner = CliRunner()
-
-    def invoke(*args):
-        return runner.invoke(app, list(args), catch_exceptions=False)
-
-    return invoke
-
-
-def error_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.output + result.stderr
-    return lines[0]
 
 
 class TestRun:
@@ -91,54 +72,54 @@ class TestRun:
 
 
 class TestBadInput:
-    def test_unknown_scenario_lists_the_valid_names(self, cli):
+    def test_unknown_scenario_lists_the_valid_names(self, cli, one_line):
         """An unknown scenario is one line naming the valid ones, exit 2."""
         result = cli("run", "no-such-thing")
         assert result.exit_code == 2
-        line = error_line(result)
+        line = one_line(result)
         assert line.startswith("error: unknown scenario 'no-such-thing'; valid names: ")
         assert "lost-response" in line
 
-    def test_unknown_design_lists_the_valid_designs(self, cli):
+    def test_unknown_design_lists_the_valid_designs(self, cli, one_line):
         """An unknown design is one line naming the five designs, exit 2."""
         result = cli("run", "lost-response", "--design", "magic")
         assert result.exit_code == 2
-        assert error_line(result) == ("error: unknown design 'magic'; valid designs: naive, check-then-insert, "
+        assert one_line(result) == ("error: unknown design 'magic'; valid designs: naive, check-then-insert, "
                                       "same-tx, committed-first, split-tx")
 
-    def test_missing_file_is_one_line(self, cli, tmp_path):
+    def test_missing_file_is_one_line(self, cli, tmp_path, one_line):
         """A path to a file that does not exist is one line, exit 2."""
         result = cli("run", str(tmp_path / "nope.toml"))
         assert result.exit_code == 2
-        assert error_line(result) == f"error: {tmp_path / 'nope.toml'}: no such scenario file"
+        assert one_line(result) == f"error: {tmp_path / 'nope.toml'}: no such scenario file"
 
-    def test_bad_field_names_file_and_field(self, cli, tmp_path):
+    def test_bad_field_names_file_and_field(self, cli, tmp_path, one_line):
         """A probability of 1.5 is refused with the file, the field and the bound."""
         bad = tmp_path / "bad.toml"
         bad.write_text('title = "t"\nsummary = "s"\n[network.request]\nloss = 1.5\n', encoding="utf-8")
         result = cli("run", str(bad))
         assert result.exit_code == 2
-        assert error_line(result) == (f"error: {bad}: field 'network.request.loss': Input should be less than "
+        assert one_line(result) == (f"error: {bad}: field 'network.request.loss': Input should be less than "
                                       f"or equal to 1 (got 1.5)")
 
-    def test_unknown_field_lists_the_allowed_ones(self, cli, tmp_path):
+    def test_unknown_field_lists_the_allowed_ones(self, cli, tmp_path, one_line):
         """A misspelt field is named, with the fields allowed there."""
         bad = tmp_path / "bad.toml"
         bad.write_text('title = "t"\nsummary = "s"\n[client]\ntimout = 1\n', encoding="utf-8")
-        line = error_line(cli("run", str(bad)))
+        line = one_line(cli("run", str(bad)))
         assert line.startswith(f"error: {bad}: unknown field 'client.timout'; allowed: timeout, max_attempts")
 
-    def test_not_toml_is_one_line(self, cli, tmp_path):
+    def test_not_toml_is_one_line(self, cli, tmp_path, one_line):
         """A file that is not TOML is one line naming the file."""
         bad = tmp_path / "bad.toml"
         bad.write_text("title = \n", encoding="utf-8")
-        assert error_line(cli("run", str(bad))).startswith(f"error: {bad}: not valid TOML")
+        assert one_line(cli("run", str(bad))).startswith(f"error: {bad}: not valid TOML")
 
-    def test_bad_set_is_one_line(self, cli):
+    def test_bad_set_is_one_line(self, cli, one_line):
         """A --set without '=' is one line, exit 2."""
         result = cli("run", "lost-response", "--set", "client.timeout")
         assert result.exit_code == 2
-        assert error_line(result) == "error: --set 'client.timeout': expected section.field=value"
+        assert one_line(result) == "error: --set 'client.timeout': expected section.field=value"
 
 
 def test_version(cli):

@@ -3,22 +3,10 @@
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from idemsim.cli import app
 from idemsim.compare import compare, option_differences
 from idemsim.designs import DESIGNS
 from idemsim.scenario import builtin_names, load, runs
-
-
-@pytest.fixture
-def cli():
-    runner = CliRunner()
-
-    def invoke(*args):
-        return runner.invoke(app, list(args), catch_exceptions=False)
-
-    return invoke
 
 
 def by_label(comparison):

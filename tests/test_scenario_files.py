@@ -9,10 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from idemsim.api import ApiConfig
-from idemsim.cli import app
 from idemsim.client import ClientConfig, Operation
 from idemsim.network import Latency, Link
 from idemsim.scenario import Expectation, Scenario, load
@@ -20,25 +18,6 @@ from idemsim.scenario import Expectation, Scenario, load
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
 BAD = re.findall(r"<!-- bad -->\n```toml\n(.*?)```\n```text\n(.*?)\n```", DOC.read_text(encoding="utf-8"), re.S)
 EXAMPLE = re.search(r"<!-- example -->\n```toml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S).group(1)
-
-
-@pytest.fixture
-def cli():
-    runner = CliRunner()
-
-    def invoke(*args):
-        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-
-    return invoke
-
-
-def one_line(result) -> str:
-    """The single line a bad input must produce on stderr, with exit code 2 and no traceback."""
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.stdout + result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def write(tmp_path, text, name="mine.toml") -> Path:
@@ -99,7 +78,7 @@ class TestSet:
                              "--format", "json").stdout)
         assert doc["trace"][0]["data"]["body"] == {"amount": 7}
 
-    def test_a_bad_set_value_is_reported_like_a_bad_file(self, cli):
+    def test_a_bad_set_value_is_reported_like_a_bad_file(self, cli, one_line):
         """A --set value out of range is one line naming the field, exit 2."""
         line = one_line(cli("run", "lost-response", "--set", "network.request.loss=1.5"))
         assert line == ("error: scenario 'lost-response': field 'network.request.loss': Input should be less "
@@ -137,24 +116,24 @@ class TestValidationErrors:
         ('[[operations]]\nretry = { max_attempts = 0 }\n', "field 'operations.0.retry.max_attempts'"),
         ('[api]\nttl = "never"\n', "field 'api.ttl'"),
     ])
-    def test_each_problem_is_one_line_naming_file_and_field(self, cli, tmp_path, text, field):
+    def test_each_problem_is_one_line_naming_file_and_field(self, cli, tmp_path, text, field, one_line):
         """A bad field gives one line on stderr with the file and the field, and exit 2."""
         path = write(tmp_path, 'title = "t"\nsummary = "s"\n' + text)
         line = one_line(cli("run", path))
         assert line.startswith(f"error: {path}")
         assert field in line
 
-    def test_an_unknown_design_says_what_is_allowed(self, cli, tmp_path):
+    def test_an_unknown_design_says_what_is_allowed(self, cli, tmp_path, one_line):
         """An unknown design in a file lists the five designs."""
         line = one_line(cli("run", write(tmp_path, 'title = "t"\nsummary = "s"\ndesign = "magic"\n')))
         assert "'naive', 'check-then-insert', 'same-tx', 'committed-first' or 'split-tx'" in line
 
-    def test_a_missing_title_is_named(self, cli, tmp_path):
+    def test_a_missing_title_is_named(self, cli, tmp_path, one_line):
         """A file without its required title says so."""
         assert one_line(cli("run", write(tmp_path, 'summary = "s"\n'))).endswith("field 'title' is required")
 
     @pytest.mark.parametrize("command", ["show", "compare"])
-    def test_show_and_compare_report_bad_files_the_same_way(self, cli, tmp_path, command):
+    def test_show_and_compare_report_bad_files_the_same_way(self, cli, tmp_path, command, one_line):
         """`show` and `compare` give the same one-line error, exit 2."""
         path = write(tmp_path, 'title = "t"\nsummary = "s"\n[network.response]\nloss = 1.5\n')
         assert "field 'network.response.loss'" in one_line(cli(command, path))
@@ -171,7 +150,7 @@ class TestDocumentation:
         assert set(Link.model_fields) == {"loss", "latency"}
         assert sorted(f for f in fields if f"`{f}`" not in doc) == []
 
-    def test_the_bad_files_give_exactly_the_errors_shown(self, cli, tmp_path, monkeypatch):
+    def test_the_bad_files_give_exactly_the_errors_shown(self, cli, tmp_path, monkeypatch, one_line):
         """Every bad file in the documentation gives exactly the one-line error printed below it."""
         assert len(BAD) == 5
         monkeypatch.chdir(tmp_path)
