@@ -156,7 +156,7 @@ class Api:
 
     # -- requests ---------------------------------------------------------------------------------------
     def receive(self, request: Request, respond: Callable[..., None]) -> None:
-        client = getattr(respond, "client", "client")
+        client = request.client
         if not self.up:
             self.trace.record(self.env.now, client, "request.refused", "api", request=request.id)
             return
@@ -185,7 +185,7 @@ class Api:
                               status=response.status, body=response.body, replay=response.replay)
             return
         answered["done"] = True
-        self.trace.record(self.env.now, name, "response.send", getattr(respond, "client", "client"),
+        self.trace.record(self.env.now, name, "response.send", request.client,
                           request=request.id,
                           status=response.status, body=response.body, replay=response.replay)
         respond(response, name)
@@ -196,7 +196,7 @@ class Api:
             return
         answered["by_gateway"] = True
         response = Response(504, {"error": "gateway timeout"})
-        self.trace.record(self.env.now, "gateway", "gateway.timeout", getattr(respond, "client", "client"),
+        self.trace.record(self.env.now, "gateway", "gateway.timeout", request.client,
                           request=request.id,
                           status=504, after=self.config.gateway_timeout)
         respond(response, "gateway")

@@ -125,7 +125,7 @@ class Client:
             if config.key_strategy == "per-attempt":
                 key = make_key(self.rng) if attempt > 1 or operation.key is None else operation.key
             request = Request(f"{self.op}.{attempt}", self.op, attempt, operation.method, operation.path, key,
-                              operation.body)
+                              operation.body, self.name)
             status = yield from self._attempt(request)
             outcome = classify(status)
             r = self.result
@@ -178,5 +178,4 @@ class Client:
 
             self.network.carry("response", self.op, request.attempt, request.id, src, self.name, arrive)
 
-        send.client = self.name  # type: ignore[attr-defined]  # whom the API answers, for its trace events
         return send

@@ -51,6 +51,8 @@ class Request:
     path: str
     key: str | None
     body: Any
+    client: str = "client"
+    """Who sent it: the API answers, and the trace names, this client process."""
 
     def describe(self) -> str:
         key = f" Idempotency-Key: {self.key}" if self.key else ""
