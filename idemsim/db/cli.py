@@ -1,5 +1,8 @@
 """`idemsim db …`: list, run and compare DB schedules (mounted by idemsim's main CLI).
 
+Importing this module is cheap: every command imports what it needs when it runs, so mounting it costs
+`idemsim run` nothing.
+
 Exit codes: 0 — done, and for `compare` every step agreed; 1 — `compare` found a step or table that disagrees;
 2 — bad input (a schedule, an option, an unreachable PostgreSQL): one line `error: …` on stderr.
 """
@@ -14,7 +17,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from idemsim.db import schedule as schedules
 from idemsim.errors import InputError
 
 app = typer.Typer(
@@ -42,6 +44,7 @@ def _fail(error: InputError) -> typer.Exit:
 @app.command("list")
 def list_schedules() -> None:
     """List the shipped schedules (scenarios/db/) with a one-line description each."""
+    from idemsim.db import schedule as schedules
     from rich import box
     from rich.table import Table
 
@@ -68,6 +71,8 @@ def run(
     dsn: Annotated[str | None, typer.Option("--dsn", help=DSN_HELP)] = None,
 ) -> None:
     """Run a schedule on the model (default) or, with --postgres, on a real PostgreSQL."""
+    from idemsim.db import schedule as schedules
+
     try:
         loaded = schedules.load(schedule)
         if postgres:
@@ -102,6 +107,7 @@ def compare(
     PostgreSQL's duration for it; where PostgreSQL may choose which waiter goes first, any of its choices.
     Exit 1 if anything disagrees.
     """
+    from idemsim.db import schedule as schedules
     from idemsim.db.compare import compare as judge, racy_instants
     from idemsim.db.postgres import default_dsn, run_postgres, server_version
     from idemsim.db.render import print_comparison
