@@ -127,7 +127,7 @@ class Client:
             request = Request(f"{self.op}.{attempt}", self.op, attempt, operation.method, operation.path, key,
                               operation.body, self.name)
             status = yield from self._attempt(request)
-            outcome = classify(status)
+            outcome = classify(status, operation.method)
             r = self.result
             r.attempts, r.status, r.outcome = attempt, status, outcome
             r.statuses.append(status)

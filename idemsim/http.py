@@ -3,7 +3,9 @@
 `classify` is the client's only source of truth about an attempt, after Jepsen: ``ok`` (2xx, it definitely
 happened), ``fail`` (definitely not done: 400, 422 and the other 4xx a server sends without acting) and
 ``info`` (unknown: 409, 408, 429, any 5xx including a gateway's 504, and a timeout or lost response). A lost
-response is always ``info``, never ``fail``: the client cannot tell it from a lost request.
+response is always ``info``, never ``fail``: the client cannot tell it from a lost request. One method-aware
+rule: a ``DELETE`` answered 404 or 410 is ``ok``, since the resource is gone, which is what the client asked
+for; RFC 9110's idempotent DELETE promises the same intended effect, not the same answer.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ REASONS = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 404
 INDEFINITE_4XX = frozenset({408, 409, 425, 429})
 
 
-def classify(status: int | None) -> Outcome:
+def classify(status: int | None, method: str | None = None) -> Outcome:
     """The client's reading of one attempt; ``None`` means no answer (timeout)."""
     if status is None:
         return "info"
+    if method == "DELETE" and status in (404, 410):
+        return "ok"
     if 200 <= status < 300:
         return "ok"
     if 400 <= status < 500 and status not in INDEFINITE_4XX:

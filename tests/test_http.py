@@ -21,6 +21,10 @@ class TestClassify:
         """409 and any 5xx, a gateway's 504 included, leave the client not knowing."""
         assert classify(status) == "info"
 
+    def test_a_deletes_404_is_ok(self):
+        """A DELETE answered 404 or 410 is ok: the resource is gone, as asked (a GET's 404 stays fail)."""
+        assert (classify(404, "DELETE"), classify(410, "DELETE"), classify(404, "GET")) == ("ok", "ok", "fail")
+
     def test_no_answer_is_info_never_fail(self):
         """A timeout or lost response is info: the client cannot tell it from a lost request."""
         assert classify(None) == "info"
