@@ -74,40 +74,13 @@ def base_raw(design: str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     }
 
 
-def split_sets(sets: list[str]) -> tuple[list[str], list[list[str]]]:
-    """Separate ``field=none`` (the field becomes None: for ``api.lease``, no recovery) from ordinary
-    TOML-valued overrides."""
-    ordinary, unset = [], []
-    for s in sets:
-        name, sep, value = s.partition("=")
-        if sep and value.strip().lower() in ("none", "null") and name.strip():
-            unset.append(name.strip().split("."))
-        else:
-            ordinary.append(s)
-    return ordinary, unset
-
-
-def configure(raw: dict[str, Any], sets: list[str]) -> dict[str, Any]:
-    """``raw`` with the user's overrides applied (they win over the defaults and over the search)."""
-    ordinary, unset = split_sets(sets)
-    raw = apply_sets(raw, ordinary)
-    for path in unset:
-        node = raw
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise InputError(f"--set {'.'.join(path)}=none: {part!r} is not a table")
-        node[path[-1]] = None
-    return raw
-
-
 def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAULT_SEED) -> Scenario:
     """The default scenario of ``design`` with ``sets`` applied, validated; bad input raises `InputError`."""
     from .designs import DESIGNS
 
     if design not in DESIGNS:
         raise InputError(f"unknown design {design!r}; valid designs: {', '.join(DESIGNS)}")
-    raw = configure(base_raw(design, seed), sets or [])
+    raw = apply_sets(base_raw(design, seed), sets or [])
     raw["design"], raw["seed"] = design, seed
     scenario = validate(raw, "explore --set")
     _check_saveable(scenario)
@@ -117,7 +90,7 @@ def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAUL
 def scenario_for(design: str, schedule, sets: list[str] | None = None, seed: int = DEFAULT_SEED) -> Scenario:
     """The scenario of one searched run: the defaults, then the schedule's choices, then the user's ``sets``."""
     raw = deep_merge(base_raw(design, seed), schedule.overrides())
-    raw = configure(raw, sets or [])
+    raw = apply_sets(raw, sets or [])
     raw["design"], raw["seed"] = design, seed
     return validate(raw, "explore")
 

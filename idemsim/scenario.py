@@ -156,9 +156,14 @@ def parse_set(assignment: str) -> tuple[list[str], Any]:
 
 
 def apply_sets(raw: dict[str, Any], sets: list[str]) -> dict[str, Any]:
+    """``raw`` with each ``section.field=value`` applied. TOML cannot write "no value", so ``none`` (or
+    ``null``) sets a field that may be unset, such as ``api.lease``, to None; where ``none`` is one of a
+    field's allowed words (``client.key_strategy=none``) it stays that word."""
     raw = copy.deepcopy(raw)
     for assignment in sets:
         path, value = parse_set(assignment)
+        if value in ("none", "null") and _accepts_none(path):
+            value = None
         node = raw
         for part in path[:-1]:
             child = node.setdefault(part, {})
@@ -218,6 +223,20 @@ def _allowed_fields(loc: tuple) -> list[str]:
     if isinstance(model, type) and issubclass(model, BaseModel):
         return list(model.model_fields)
     return []
+
+
+def _accepts_none(path: list[str]) -> bool:
+    """Whether the Scenario field at ``path`` may be None."""
+    from typing import get_args
+
+    model: Any = Scenario
+    for part in path[:-1]:
+        if not (isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields):
+            return False
+        model = _first_model(model.model_fields[part].annotation)
+    if not (isinstance(model, type) and issubclass(model, BaseModel) and path[-1] in model.model_fields):
+        return False
+    return type(None) in get_args(model.model_fields[path[-1]].annotation)
 
 
 def _models_in(annotation: Any) -> list[type]:

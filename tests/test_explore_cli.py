@@ -155,3 +155,9 @@ class TestDocs:
         for command, code in lines:
             result = runner.invoke(app, shlex.split(command))
             assert result.exit_code == int(code), command
+
+
+def test_set_none_keeps_a_word_of_the_field(cli):
+    """`explore --set client.key_strategy=none` runs a client without keys rather than failing validation."""
+    result = cli("explore", "same-tx", "--set", "client.key_strategy=none", "--max-examples", "5")
+    assert result.exit_code == 0 and "error:" not in result.stderr

@@ -99,6 +99,16 @@ class TestOptions:
         assert load(str(path)).api.ttl is None
 
 
+class TestSetNone:
+    def test_none_unsets_a_field_that_may_be_unset(self):
+        """--set api.gateway_timeout=none removes the gateway."""
+        assert load("lost-response", ["api.gateway_timeout=2", "api.gateway_timeout=none"]).api.gateway_timeout is None
+
+    def test_none_keeps_its_meaning_where_it_is_an_allowed_word(self):
+        """--set client.key_strategy=none means "send no key", not "no value"."""
+        assert load("lost-response", ["client.key_strategy=none"]).client.key_strategy == "none"
+
+
 class TestValidationErrors:
     @pytest.mark.parametrize("text,field", [
         ('[client]\ntimout = 1.0\n', "unknown field 'client.timout'"),
