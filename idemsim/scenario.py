@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +24,7 @@ from .errors import InputError
 from .faults import Fault
 from .http import Outcome
 from .network import Link
+from .paths import scenarios_dir
 
 DesignName = Literal["naive", "check-then-insert", "same-tx", "committed-first", "split-tx"]
 DESIGN_NAMES: tuple[str, ...] = DesignName.__args__  # type: ignore[attr-defined]
@@ -108,11 +108,8 @@ class Scenario(BaseModel):
 
 # -- loading --------------------------------------------------------------------------------------------
 def builtin_dir() -> Path:
-    """Where the shipped scenarios are: inside the installed package, or the source checkout's."""
-    packaged = resources.files("idemsim") / "scenarios"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "scenarios"
+    """Where the shipped scenarios are (`idemsim.paths.scenarios_dir`)."""
+    return scenarios_dir()
 
 
 def builtin_names() -> list[str]:

@@ -7,7 +7,6 @@ exactly the spec's result document; the same schedule and scale always give the 
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from idemsim.db.engine import OPS, Connection, Database, DbEvent, Result, arrival_order
 from idemsim.errors import InputError
+from idemsim.paths import scenarios_dir
 
 Seconds = Annotated[float, Field(ge=0)]
 """A time in seconds, 0 or more."""
@@ -147,10 +147,7 @@ class _AfterDisconnect(ValueError):
 
 def shipped_dir() -> Path:
     """Where the shipped schedules are: inside the installed package, or `scenarios/db` of a source checkout."""
-    packaged = importlib.resources.files("idemsim") / "scenarios" / "db"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "scenarios" / "db"  # = Path(idemsim.__file__).parent.parent
+    return scenarios_dir() / "db"
 
 
 def shipped() -> dict[str, Path]:
