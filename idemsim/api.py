@@ -28,6 +28,7 @@ from typing import Any, Callable, Literal
 import simpy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .designs import completer_period, recovery_lease
 from .faults import FaultPlan
 from .http import Request, Response
 from .trace import Trace
@@ -40,8 +41,16 @@ class ApiConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    charge_seconds: float = Field(0.2, ge=0, description="time the payment processor takes; the handler "
-                                                          "holds its open transaction meanwhile")
+    charge_seconds: float = Field(0.2, ge=0, description="time the payment processor takes to capture; the "
+                                                          "handler holds its open transaction meanwhile")
+    processor_key: Literal["none", "request-key"] = Field(
+        "none", description="what the API gives the processor as its idempotency key: none (every call "
+                            "captures) or the request's own key (the processor captures once per key)")
+    processor_timeout: float = Field(5.0, gt=0, description="seconds a handler waits for the processor's "
+                                                            "answer before it answers 503")
+    completer_every: float | Literal["off"] | None = Field(
+        None, description="recovery-points: how often the completer resumes abandoned keys (default 1 s; "
+                          "off: no completer)")
     isolation: Isolation = Field("read committed", description="isolation level of the API's transactions")
     fingerprint_check: bool = Field(True, description="same key, different body -> 422")
     ttl: float | None = Field(86400.0, gt=0, description='retention of key records, seconds, or "forever"')
@@ -50,7 +59,9 @@ class ApiConfig(BaseModel):
                                                                                "without protection")
     replay_errors: bool = Field(True, description="store and replay error answers (a 500), or store only 2xx")
     lease: float | None = Field(None, gt=0, description="committed-first: an in_progress record older than "
-                                                         "this is returned to absent (none = no recovery)")
+                                                         "this is returned to absent (none = no recovery); "
+                                                         "recovery-points: how long a claim on a key holds "
+                                                         "(default 10 s)")
     order: Literal["key-first", "charge-first"] = Field("key-first", description="split-tx: which commits first")
     unique: bool | None = Field(None, description="unique constraint on the key (default: every design but "
                                                    "check-then-insert)")
@@ -96,13 +107,27 @@ class Handler:
             raise ApiCrashed("process died")
         return result
 
-    def work(self, seconds: float, what: str = "payment processor"):
-        """Work outside the database, such as calling the payment processor."""
+    def work(self, seconds: float, what: str = "work"):
+        """Work outside the database that touches no other party (the processor is `capture`)."""
         self._alive()
         if seconds > 0:
             self.api.trace.record(self.env.now, self.name, "api.sleep", None, seconds=seconds, what=what)
             yield self.env.timeout(seconds)
         self._alive()
+
+    def capture(self, amount: Any, key: str | None = None):
+        """Call the payment processor to capture ``amount``, with ``key`` as its idempotency key (or none);
+        returns the `idemsim.processor.ProcessorAnswer`. Whatever happens to this handler afterwards, a
+        capture stays captured."""
+        self._alive()
+        answer = yield from self.api.processor.call(self.name, self.request, amount, key,
+                                                    self.config.processor_timeout)
+        self._alive()
+        return answer
+
+    def processor_key(self, key: str | None) -> str | None:
+        """The key to give the processor under ``api.processor_key``: the request's key, or none."""
+        return key if self.config.processor_key == "request-key" else None
 
     def point(self, point: str) -> None:
         """A named crash point: the process dies here if the fault plan says so."""
@@ -112,23 +137,52 @@ class Handler:
             self.api.crash(self.name, point, crash.restart_after)
             raise ApiCrashed(point)
 
-    def processor_fails(self) -> bool:
-        return self.api.plan.processor_error(self.request.op, self.request.attempt)
-
     def _alive(self) -> None:
         if self.generation != self.api.generation:
             raise ApiCrashed("process died")
 
 
+class Worker:
+    """A background process beside the API (the completer): a connection of its own, no request, no crash
+    point; it survives the API's crashes. It offers the statements and processor calls a design's phases use."""
+
+    def __init__(self, api: "Api", name: str) -> None:
+        self.api = api
+        self.env = api.env
+        self.name = name
+        self.config = api.config
+        self.conn = api.db.connect(name)
+
+    def sql(self, op: str, **fields: Any):
+        return (yield from self.conn.execute(op, **fields))
+
+    def lookup(self, key: str):
+        """Ask the processor what became of ``key`` (never captures)."""
+        return (yield from self.api.processor.call(self.name, None, None, key, self.config.processor_timeout))
+
+    def point(self, point: str) -> None:
+        """Crash points name a request's attempt; a background process has none."""
+
+    def finished(self, key: str, response: Response) -> None:
+        self.api.trace.record(self.env.now, self.name, "completer.finish", None, key=key,
+                              status=response.status, body=response.body)
+
+    def released(self, key: str, point: str) -> None:
+        self.api.trace.record(self.env.now, self.name, "completer.release", None, key=key,
+                              reason=f"abandoned at {point}")
+
+
 class Api:
     """The API process. ``receive`` is called by the network when a request arrives."""
 
-    def __init__(self, env: simpy.Environment, db, design: str, config: ApiConfig, plan: FaultPlan,
+    def __init__(self, env: simpy.Environment, db, processor, design: str, config: ApiConfig, plan: FaultPlan,
                  trace: Trace) -> None:
         from .designs import DESIGNS
 
         self.env = env
         self.db = db
+        self.processor = processor
+        """The payment processor (`idemsim.processor.Processor`), a party of its own."""
         self.design = design
         self.handle_charge = DESIGNS[design].handler
         self.config = config
@@ -153,6 +207,9 @@ class Api:
         if config.lease is not None and design == "committed-first":
             env.process(self._recovery())
             self.daemons.append("recovery")
+        if design == "recovery-points" and completer_period(config) is not None:
+            env.process(self._completer())
+            self.daemons.append("completer")
 
     # -- requests ---------------------------------------------------------------------------------------
     def receive(self, request: Request, respond: Callable[..., None]) -> None:
@@ -255,6 +312,17 @@ class Api:
                               after=after)
 
     # -- crashes and background work -------------------------------------------------------------------
+    def recovery_horizon(self) -> float | None:
+        """Seconds a finished run should go on so that background recovery can act on what was abandoned,
+        or None when nothing waits for it: with lease recovery, an ``in_progress`` record is older than the
+        lease within a lease, and the recovery step finds it within half a lease more."""
+        abandoned = any(row["status"] == "in_progress" for row in self.db.committed_keys())
+        if "recovery" in self.daemons and abandoned:
+            return self.config.lease * 1.5
+        if "completer" in self.daemons and abandoned:
+            return recovery_lease(self.config) + 2 * completer_period(self.config)
+        return None
+
     def crash(self, name: str, point: str, restart_after: float) -> None:
         """The process dies now and no handler answers. Idle connections drop at this instant (PostgreSQL
         rolls back each open transaction and wakes whoever waited on it); a connection whose statement is
@@ -287,6 +355,19 @@ class Api:
         while True:
             yield self.env.timeout(self.config.reap_every)
             yield from conn.execute("delete_expired")
+
+    def _completer(self):
+        """recovery-points: every period, resume each key whose claim is older than the lease."""
+        from .designs import complete_abandoned
+
+        worker = Worker(self, "completer")
+        lease, every = recovery_lease(self.config), completer_period(self.config)
+        while True:
+            yield self.env.timeout(every)
+            for row in self.db.committed_keys():
+                if row["status"] == "in_progress" and (row.get("locked_at") is None
+                                                       or row["locked_at"] < self.env.now - lease):
+                    yield from complete_abandoned(worker, row["key"])
 
     def _recovery(self):
         """Returns ``in_progress`` records older than the lease to absent."""

@@ -26,10 +26,9 @@ def _seen(status: int | None) -> int | str:
 
 
 def summarize(run, db) -> dict[str, Any]:
-    trace = run.trace
-    replays = sum(1 for e in trace.of_kind("response.send", "response.dropped") if e.data["replay"])
+    tally = run.tally
+    replays = len(tally.replays)
     violations = check_properties(run)
-    waits = [e.data["waited"] for e in trace.of_kind("db.result") if e.actor.startswith("api#")]
     keys = db.committed_keys()
     operations = [{
         "op": r.op,
@@ -45,6 +44,7 @@ def summarize(run, db) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "design": run.design,
         "charges": len(run.tables["charges"]),
+        "captures": len(run.ledger),
         "outcome": first["outcome"],
         "status": first["status"],
         "operations": operations,
@@ -52,13 +52,14 @@ def summarize(run, db) -> dict[str, Any]:
         "replays": replays,
         "replay_identical": None if replays == 0 else not any(v.property == "replay-identical"
                                                                for v in violations),
-        "wait_seconds": round(max(waits, default=0.0), 6),
+        "wait_seconds": round(tally.longest_wait, 6),
         "keys_held": len(keys),
         "keys_in_progress": sum(1 for k in keys if k["status"] == "in_progress"),
         "balance": run.state["balance"],
         "items": run.state["items"],
         "log_lines": run.state["log_lines"],
         "faults": [{"fault": f.describe(), "fired": i in run.fired} for i, f in enumerate(run.scenario.faults)],
+        "ledger": [c.to_dict() for c in run.ledger],
     }
     summary["violations"] = [v.to_dict() for v in violations]
     summary["verdict"], summary["failures"] = verdict(run, summary)

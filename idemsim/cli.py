@@ -122,7 +122,7 @@ def run(
                "variants": [r.to_dict() for r in others]}
         print(json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=False))
     else:
-        from .render import print_run
+        from .views.terminal import print_run
 
         console = _console()
         for r in results:
@@ -186,7 +186,7 @@ def explore(
         for line in ex.header_lines(result, base, command) + ex.verdict_lines(result):
             console.print(line, markup=False)
         if cx is not None:
-            from .render import print_run
+            from .views.terminal import print_run
 
             console.print()
             print_run(console, cx.run, None, cx.saved)
@@ -202,7 +202,7 @@ def show(
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
 ) -> None:
     """Explain a scenario: what happens, what it teaches, the article's passage, its variants and expectations."""
-    from .render import print_show
+    from .views.terminal import print_show
     from .scenario import load, runs
 
     with user_errors():
@@ -228,7 +228,7 @@ def compare(
     if format is Format.json:
         print(json.dumps(comparison.to_json(), ensure_ascii=False, indent=1))
     else:
-        from .render import print_comparison
+        from .views.terminal import print_comparison
 
         print_comparison(_console(), comparison)
     raise typer.Exit(comparison.exit_code)

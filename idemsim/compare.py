@@ -9,7 +9,7 @@ options affect and that the story states an expectation for, and is judged by th
 fingerprint check on and off, and ``compare lost-response`` exactly the five designs.
 
 Guarantees: every row is a run that ``idemsim run`` reproduces (same story, design and seed); a row's verdict
-is that run's verdict; nothing here prints. `idemsim.render` draws the table; ``to_json`` is the JSON output,
+is that run's verdict; nothing here prints. `idemsim.views.terminal` draws the table; ``to_json`` is the JSON output,
 ``{"version": 1, "rows": [...]}``, each row with at least ``design`` and ``charges``.
 """
 
@@ -34,6 +34,9 @@ OPTION_DESIGNS: dict[str, frozenset[str]] = {
     "reap_every": _KEYED,
     "missing_key": _KEYED,
     "replay_errors": _KEYED,
+    "processor_key": frozenset(DESIGNS) - {"recovery-points"},
+    "processor_timeout": frozenset(DESIGNS),
+    "completer_every": frozenset({"recovery-points"}),
 }
 """The API fields that are design options, and the designs whose behaviour each one changes."""
 

@@ -52,6 +52,20 @@ def _processor_failed() -> Response:
     return Response(500, {"error": "payment processor failed"})
 
 
+def _processor_unknown() -> Response:
+    """The processor did not say (no answer in time, or its key in use): the money may have moved."""
+    return Response(503, {"error": "payment processor outcome unknown"})
+
+
+def _pay(h, amount, key):
+    """Ask the processor to capture ``amount`` (with the key ``api.processor_key`` says); a handler that got
+    its answer reaches the crash point ``after_processor``, where money has moved and nothing else has."""
+    paid = yield from h.capture(amount, key=h.processor_key(key))
+    if paid.outcome == "captured":
+        h.point("after_processor")
+    return paid
+
+
 def _missing_key(h):
     """The request carries no key: reject it (400), or process it without protection."""
     if h.config.missing_key == "reject":
@@ -98,19 +112,21 @@ def _answer_from_row(h, row, fp: str) -> Response:
 def _charge_and_store(h, key: str, amount: int, *, key_committed: bool = False):
     """Inside an open transaction: call the processor, record the charge, store the answer, commit.
 
-    A processor error is stored and replayed (``replay_errors``), or the key is released so that a retry
+    A declined call is stored and replayed (``replay_errors``), or the key is released so that a retry
     starts afresh: the transaction rolls back and, where the key was committed before it, the key is deleted.
+    A call whose outcome is unknown (no answer in time, key in use) always releases the key and answers 503:
+    the handler cannot know whether the money moved.
     """
-    yield from h.work(h.config.charge_seconds)
-    if h.processor_fails():
+    paid = yield from _pay(h, amount, key)
+    if not paid.known or (paid.outcome == "declined" and not h.config.replay_errors):
+        yield from h.sql("rollback")
+        if key_committed:
+            yield from h.sql("delete_key", key=key)
+        return _processor_failed() if paid.known else _processor_unknown()
+    if paid.outcome == "declined":
         response = _processor_failed()
-        if h.config.replay_errors:
-            yield from h.sql("complete_key", key=key, response=response.stored())
-            yield from h.sql("commit")
-        else:
-            yield from h.sql("rollback")
-            if key_committed:
-                yield from h.sql("delete_key", key=key)
+        yield from h.sql("complete_key", key=key, response=response.stored())
+        yield from h.sql("commit")
         return response
     charge = yield from h.sql("insert_charge", amount=amount, key=key)
     if charge.error:
@@ -131,10 +147,12 @@ def _charge_and_store(h, key: str, amount: int, *, key_committed: bool = False):
 
 
 def naive(h):
-    """Record a charge for every request that arrives."""
+    """Capture and record a charge for every request that arrives."""
     amount = (h.request.body or {}).get("amount", 0)
-    yield from h.work(h.config.charge_seconds)
-    if h.processor_fails():
+    paid = yield from _pay(h, amount, h.request.key)
+    if not paid.known:
+        return _processor_unknown()
+    if paid.outcome == "declined":
         return _processor_failed()
     charge = yield from h.sql("insert_charge", amount=amount, key=h.request.key)
     h.point("after_charge")
@@ -223,13 +241,13 @@ def split_tx(h, key: str, fp: str, amount: int):
                 return Response(409, {"error": "the key's record changed meanwhile; retry"})
             return _split_tx_found(h, found.row, fp)
         h.point("after_key")
-        yield from h.work(h.config.charge_seconds)
-        if h.processor_fails():
+        paid = yield from _pay(h, amount, key)
+        if not paid.known or (paid.outcome == "declined" and not h.config.replay_errors):
+            yield from h.sql("delete_key", key=key)
+            return _processor_failed() if paid.known else _processor_unknown()
+        if paid.outcome == "declined":
             response = _processor_failed()
-            if h.config.replay_errors:
-                yield from h.sql("complete_key", key=key, response=response.stored())
-            else:
-                yield from h.sql("delete_key", key=key)
+            yield from h.sql("complete_key", key=key, response=response.stored())
             return response
         charge = yield from h.sql("insert_charge", amount=amount, key=key)
         h.point("after_charge")
@@ -241,8 +259,10 @@ def split_tx(h, key: str, fp: str, amount: int):
     found = yield from h.sql("select_key", key=key)
     if found.row is not None:
         return _split_tx_found(h, found.row, fp)
-    yield from h.work(h.config.charge_seconds)
-    if h.processor_fails():
+    paid = yield from _pay(h, amount, key)
+    if not paid.known:
+        return _processor_unknown()
+    if paid.outcome == "declined":
         return _processor_failed()
     charge = yield from h.sql("insert_charge", amount=amount, key=key)
     h.point("after_charge")
@@ -257,6 +277,141 @@ def split_tx(h, key: str, fp: str, amount: int):
     if registered.error or done.error:
         return _db_error(registered.error or done.error)
     return response
+
+
+# -- recovery-points: Stripe-style atomic phases ----------------------------------------------------------------
+RECOVERY_LEASE = 10.0
+"""recovery-points' lease when ``api.lease`` is unset: how long a claim on a key holds before another may take
+the key over (longer than the longest handler, processor timeout included)."""
+COMPLETER_EVERY = 1.0
+"""How often recovery-points' completer looks for abandoned keys when ``api.completer_every`` is unset."""
+
+
+def recovery_lease(config) -> float:
+    return config.lease if config.lease is not None else RECOVERY_LEASE
+
+
+def completer_period(config) -> float | None:
+    """The completer's period under ``config``, or None when it is off."""
+    every = config.completer_every
+    return None if every == "off" else (COMPLETER_EVERY if every is None else every)
+
+
+@_keyed
+def recovery_points(h, key: str, fp: str, amount: int):
+    """Atomic phases with recovery points: register and claim the key, note the intent to pay, pay with the
+    key as the processor's key, then record the charge and the answer; a retry or the completer resumes an
+    abandoned key from its recovery point instead of starting over."""
+    lease = recovery_lease(h.config)
+    yield from h.sql("begin", isolation=h.config.isolation)
+    registered = yield from h.sql("register_key", key=key, fingerprint=fp, ttl=h.config.ttl)
+    if registered.rows == 1:
+        claimed = yield from h.sql("claim_key", key=key, lease=lease)
+        done = yield from h.sql("commit")
+        if claimed.error or done.error:
+            return _db_error(claimed.error or done.error)
+        point = "started"
+    else:
+        yield from h.sql("rollback")
+        if registered.error:
+            return _db_error(registered.error)
+        found = yield from h.sql("select_key", key=key)
+        if found.error:
+            return _db_error(found.error)
+        if found.row is None or found.row["status"] == "done" or (
+                h.config.fingerprint_check and found.row["fingerprint"] != fp):
+            return _answer_from_row(h, found.row, fp)
+        claimed = yield from h.sql("claim_key", key=key, lease=lease)
+        if claimed.error:
+            return _db_error(claimed.error)
+        if claimed.rows == 0:
+            return Response(409, {"error": "a request with this Idempotency-Key is in progress"})
+        point = claimed.row["recovery_point"]
+    h.point("after_key")
+    return (yield from _resume(h, key, amount, point))
+
+
+def _resume(h, key: str, amount: int, point: str):
+    """Go on from ``point`` while holding the key's claim: a fresh request from ``started``, a retry that took
+    over an abandoned key from wherever it was left."""
+    if point == "started":
+        noted = yield from h.sql("set_point", key=key, point="payment_requested")
+        if noted.error or noted.rows == 0:  # the claim was lost: someone else has the key now
+            return _db_error(noted.error) if noted.error else Response(409, {"error": "the key's record changed "
+                                                                                      "meanwhile; retry"})
+    paid = yield from h.capture(amount, key=key)  # the request's key, always: a resumed call captures nothing new
+    if paid.outcome == "captured":
+        h.point("after_processor")
+    if not paid.known:
+        yield from h.sql("set_point", key=key, point="payment_requested", release=True)
+        return _processor_unknown()
+    if paid.outcome == "declined" and not h.config.replay_errors:
+        yield from h.sql("delete_key", key=key)
+        return _processor_failed()
+    return (yield from _finish(h, key, amount, paid))
+
+
+def _finish(w, key: str, amount, paid):
+    """The last phase, in one transaction: lock the key row, and unless someone finished it meanwhile, record
+    the charge (or the declined answer), store the answer, mark the key finished and release it."""
+    yield from w.sql("begin", isolation=w.config.isolation)
+    guard = yield from w.sql("lock_key", key=key)
+    if guard.error or guard.row is None or guard.row["recovery_point"] == "finished":
+        yield from w.sql("rollback")
+        if guard.error:
+            return _db_error(guard.error)
+        found = yield from w.sql("select_key", key=key)  # finished meanwhile by another: its answer
+        if found.row is not None and found.row["status"] == "done" and found.row["response"] is not None:
+            return Response.from_stored(found.row["response"])
+        return Response(409, {"error": "the key's record changed meanwhile; retry"})
+    if paid.outcome == "declined":
+        response = _processor_failed()
+    else:
+        charge = yield from w.sql("insert_charge", amount=amount, key=key)
+        if charge.error:
+            yield from w.sql("rollback")
+            return _db_error(charge.error)
+        w.point("after_charge")
+        response = _charged(charge, amount)
+    w.point("before_response_stored")
+    yield from w.sql("complete_key", key=key, response=response.stored())
+    yield from w.sql("set_point", key=key, point="finished", release=True)
+    w.point("before_commit")
+    done = yield from w.sql("commit")
+    if done.error:
+        return _db_error(done.error)
+    return response
+
+
+def complete_abandoned(w, key: str):
+    """The completer's work on one key that looks abandoned (in progress, its claim older than the lease).
+
+    It claims the key; a key at ``started`` never reached the processor, so it is released (deleted: a retry
+    starts afresh); at ``payment_requested`` it asks the processor what became of the key: a capture is
+    finished (the charge recorded, the answer stored), anything else released. The key table keeps no request
+    body, so the completer can finish a payment the processor took but never start one. Returns the answer it
+    stored, or None.
+    """
+    claimed = yield from w.sql("claim_key", key=key, lease=recovery_lease(w.config))
+    if claimed.error or not claimed.rows:
+        return None
+    if claimed.row["recovery_point"] == "finished":
+        yield from w.sql("set_point", key=key, point="finished", release=True)
+        return None
+    if claimed.row["recovery_point"] == "payment_requested":
+        paid = yield from w.lookup(key)
+        if paid.outcome == "captured":
+            response = yield from _finish(w, key, paid.amount, paid)
+            if response.status < 500:
+                w.finished(key, response)
+            return response
+        if not paid.known:
+            yield from w.sql("set_point", key=key, point="payment_requested", release=True)
+            return None
+    released = yield from w.sql("delete_key", key=key, status="in_progress")
+    if released.rows:
+        w.released(key, claimed.row["recovery_point"])
+    return None
 
 
 @dataclass(frozen=True)
@@ -275,4 +430,6 @@ DESIGNS: dict[str, Design] = {d.name: d for d in (
     Design("same-tx", same_tx, "unique key + charge + stored response in one transaction (the article's)"),
     Design("committed-first", committed_first, "key committed as in_progress first; duplicates get 409"),
     Design("split-tx", split_tx, "key and charge in separate transactions, no status"),
+    Design("recovery-points", recovery_points, "atomic phases with recovery points, the processor's own key "
+                                               "and a completer (Stripe's)"),
 )}

@@ -38,8 +38,8 @@ from .simulation import Run, simulate
 DEFAULT_SEED = 1
 DEFAULT_MAX_EXAMPLES = 200
 DEFAULT_MAX_FAULTS = {"search": 5, "exhaustive": 3}
-MAX_EXHAUSTIVE_FAULTS = 6
-"""Above this the exhaustive mode would take minutes (sum of C(22, k) for k <= 6 is 110,996 schedules)."""
+MAX_EXHAUSTIVE_FAULTS = 5
+"""Above this the exhaustive mode would take many minutes (sum of C(28, k) for k <= 5 is 122,438 schedules)."""
 COMMITTED_FIRST_LEASE = 10.0
 """The default lease of ``committed-first``: longer than the longest handler time the search chooses (1 s)."""
 KEY = "k-8f3a"
@@ -247,7 +247,7 @@ def universe(attempts: int = UNIVERSE_ATTEMPTS) -> list:
     """The faults of the exhaustive mode, in the order schedules are enumerated (plainest first)."""
     out: list = []
     for attempt in range(1, attempts + 1):
-        out += [LoseMessage(attempt=attempt, message="request"), LoseMessage(attempt=attempt, message="response")]
+        out += [LoseMessage(attempt=attempt, message=m) for m in ("request", "response", "processor_response")]
     out += [Duplicate(at=at) for at in UNIVERSE_DUPLICATE_SLOTS]
     for attempt in range(1, attempts + 1):
         out += [Crash(attempt=attempt, point=point, restart_after=UNIVERSE_RESTART) for point in CRASH_POINTS]
@@ -406,6 +406,16 @@ def describe_configuration(scenario: Scenario) -> str:
         parts[-1] += f", lease {'none (no recovery)' if a.lease is None else f'{a.lease:g} s'}"
     if scenario.design == "naive":
         parts[-1] = f"api: charge {a.charge_seconds:g} s, no duplicate detection"
+    if scenario.design == "recovery-points":
+        from .designs import completer_period, recovery_lease
+
+        every = completer_period(a)
+        parts[-1] += (f", lease {recovery_lease(a):g} s, completer "
+                      f"{'off' if every is None else f'every {every:g} s'}; processor: the request's key")
+    else:
+        parts[-1] += ("; processor: the request's key" if a.processor_key == "request-key"
+                      else "; processor: no key (every call captures)")
+    parts[-1] += f", timeout {a.processor_timeout:g} s"
     return "; ".join(parts)
 
 
@@ -421,8 +431,8 @@ def describe_network(scenario: Scenario) -> str:
 
 def describe_universe() -> str:
     slots = ", ".join(f"{t:g}" for t in UNIVERSE_DUPLICATE_SLOTS)
-    return (f"one logical operation, attempts 1-{UNIVERSE_ATTEMPTS}; the loss of the request and of the response "
-            f"of each attempt ({2 * UNIVERSE_ATTEMPTS}); a crash at each of {', '.join(CRASH_POINTS)} of each "
+    return (f"one logical operation, attempts 1-{UNIVERSE_ATTEMPTS}; the loss of the request, of the response "
+            f"and of the processor's answer of each attempt ({3 * UNIVERSE_ATTEMPTS}); a crash at each of {', '.join(CRASH_POINTS)} of each "
             f"attempt, restarting after {UNIVERSE_RESTART:g} s ({len(CRASH_POINTS) * UNIVERSE_ATTEMPTS}); a "
             f"concurrent duplicate starting at {slots} s ({len(UNIVERSE_DUPLICATE_SLOTS)})")
 

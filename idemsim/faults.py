@@ -22,7 +22,8 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 Message = Literal["request", "response"]
-CrashPoint = Literal["after_key", "after_charge", "before_response_stored", "before_commit"]
+LosableMessage = Literal["request", "response", "processor_response"]
+CrashPoint = Literal["after_key", "after_processor", "after_charge", "before_response_stored", "before_commit"]
 CRASH_POINTS: tuple[str, ...] = CrashPoint.__args__  # type: ignore[attr-defined]
 
 
@@ -34,12 +35,15 @@ class _Fault(BaseModel):
 
 
 class LoseMessage(_Fault):
-    """The network drops the request or the response of one attempt."""
+    """The network drops the request or the response of one attempt, or the payment processor's answer to
+    that attempt's handler (``processor_response``: the capture happened, the API never hears of it)."""
 
     kind: Literal["lose"] = "lose"
-    message: Message
+    message: LosableMessage
 
     def describe(self) -> str:
+        if self.message == "processor_response":
+            return f"lose the processor's answer to op {self.op} attempt {self.attempt}"
         return f"lose the {self.message} of op {self.op} attempt {self.attempt}"
 
 
@@ -67,7 +71,7 @@ class Crash(_Fault):
 
 
 class ProcessorError(_Fault):
-    """The payment processor answers one attempt's charge with an error; the API answers 500."""
+    """The payment processor declines one attempt's call: it captures nothing; the API answers 500."""
 
     kind: Literal["processor_error"] = "processor_error"
 
@@ -151,8 +155,16 @@ class FaultPlan:
         self.fired.append(i)
         return self.faults[i]
 
+    def processor_response(self, op: int, attempt: int) -> int | None:
+        """The index of the fault that loses the processor's answer to this attempt's call, if any."""
+        i = self._find("lose", op, attempt, message="processor_response")
+        if i is None or i in self.fired:
+            return None
+        self.fired.append(i)
+        return i
+
     def processor_error(self, op: int, attempt: int) -> bool:
-        """Whether the payment processor fails this attempt's charge."""
+        """Whether the payment processor declines this attempt's call."""
         i = self._find("processor_error", op, attempt)
         if i is None or i in self.fired:
             return False

@@ -1,25 +1,35 @@
-"""The invariants of an idempotent ``POST /charges``, as plain functions of one finished `Run`.
+"""The invariants of an idempotent ``POST /charges``, judged on both ledgers: the money and the records.
 
-Each property reads the run's trace and final tables and returns the list of its `Violation`s (empty when it
-holds). Nothing here chooses a run or imports Hypothesis: the same functions judge a named scenario, a random
-sweep, a Hypothesis example and an exhaustive schedule.
+A run has two ledgers. The payment processor's **captures** are the money the customer paid; nothing undoes
+them. The API's **charges** table is what the API recorded. A design can keep one charge row while the card is
+captured twice (a crash between the capture and the COMMIT), so every property that speaks of "charged" is
+judged on the captures as well as on the rows, and a property of its own demands that the two agree.
 
-A *logical operation* is one purchase (``POST /charges``) the client wants done once: ``Run.operations[i].logical``;
-the scenarios' other requests (``/balance``, ``/items``) charge nothing and are not judged here. Its copies
-(the original client process and any `Duplicate` of it) and all their attempts count together; two logical
-operations with the same body are still two purchases. A committed charge is attributed to the logical
-operation whose request the inserting handler served, read from the trace (``request.arrive`` names the
-handler; the handler's own statements say whether its transaction committed) and cross-checked against the
-``charges`` table, so the attribution works with or without keys.
+Each property is a plain function of one finished `Run` returning its `Violation`s (empty when it holds). They
+read the run's `idemsim.tally.Tally` (facts gathered from the trace as it was recorded), its final tables and
+what each client concluded; nothing here chooses a run or imports Hypothesis: the same functions judge a named
+scenario, a sweep, a Hypothesis example and an exhaustive schedule.
+
+A *logical operation* is one purchase (``POST /charges``) the client wants done once:
+``Run.operations[i].logical``; the scenarios' other requests (``/balance``, ``/items``) charge nothing and are
+not judged here. Its copies (the original client process and any `Duplicate` of it) and all their attempts
+count together; two logical operations with the same body are still two purchases. A committed charge row or a
+capture belongs to the logical operation whose request the writing handler served (a background process's:
+the operation that sent its key), so the attribution works with or without keys.
 
 The properties, each with its name in `PROPERTIES`:
 
-- ``at-most-one-charge``: no logical operation is charged twice;
-- ``exactly-one-on-success``: a logical operation some copy of which ended ``ok`` is charged exactly once;
+- ``at-most-one-charge``: no logical operation has two charge rows;
+- ``at-most-one-capture``: no logical operation has money captured twice;
+- ``exactly-one-on-success``: a logical operation some copy of which ended ``ok`` has exactly one charge row
+  and exactly one capture;
+- ``ledger-agrees``: once all work and recovery have ended, every capture has its charge row and every row its
+  capture, operation by operation (each orphan named);
 - ``replay-identical``: every replayed response equals the first answer stored for its key (the answer of
-  the handler whose ``complete_key`` committed first);
+  the writer whose ``complete_key`` committed first);
 - ``no-stuck-key``: no key record is left ``in_progress`` once all work and recovery have ended;
-- ``client-view``: the client is never wrong: ``ok`` only if the charge exists, ``fail`` only if it does not.
+- ``client-view``: the client is never wrong: ``ok`` only if its operation was charged and captured, ``fail``
+  only if neither happened.
 """
 
 from __future__ import annotations
@@ -43,52 +53,17 @@ class Violation:
 
 
 # -- reading the run --------------------------------------------------------------------------------------------
-def _request_op(request_id: str) -> int:
-    return int(request_id.split(".", 1)[0])
-
-
-def committed_writes(run) -> list:
-    """The ``insert_charge`` and ``complete_key`` results of the API's handlers whose effect committed, in
-    commit order. Read from each handler connection's own statements: in autocommit a statement without
-    error commits at once; inside ``begin`` it commits with the block's error-free ``commit``, and a block
-    in which any statement failed, a ``rollback`` or a ``disconnect`` (a crash) discards it."""
-    in_block: dict[str, bool] = {}
-    failed: dict[str, bool] = {}
-    pending: dict[str, list] = {}
-    committed: list = []
-    for e in run.trace.of_kind("db.result"):
-        conn, d = e.actor, e.data
-        op, error = d["op"], d["error"]
-        if op == "begin":
-            if error is None and not in_block.get(conn):
-                in_block[conn], failed[conn], pending[conn] = True, False, []
-        elif op in ("commit", "rollback", "disconnect"):
-            if in_block.get(conn) and op == "commit" and error is None and not failed[conn]:
-                committed.extend(pending[conn])
-            in_block[conn], pending[conn] = False, []
-        elif error is not None:
-            if in_block.get(conn):
-                failed[conn] = True
-        elif op in ("insert_charge", "complete_key"):
-            if in_block.get(conn):
-                pending[conn].append(e)
-            else:
-                committed.append(e)
-    return committed
-
-
 def committed_charges(run) -> list[dict[str, Any]]:
     """Every committed charge, in id order: ``id``, ``amount``, ``key``, ``handler``, ``request``, ``op``,
     ``logical``. Raises `AssertionError` if the trace and the ``charges`` table disagree (a simulator bug)."""
-    handler_request = {e.data["handler"]: e.data["request"] for e in run.trace.of_kind("request.arrive")}
+    tally = run.tally
     logical = {r.op: r.logical for r in run.operations}
     committed = []
-    for e in committed_writes(run):
-        if e.data["op"] != "insert_charge":
+    for w in tally.committed:
+        if w.op != "insert_charge":
             continue
-        request = handler_request.get(e.actor)
-        op = _request_op(request) if request else None
-        committed.append({"id": e.data["id"], "handler": e.actor, "request": request, "op": op,
+        op = tally.op_of(w.conn, w.key)
+        committed.append({"id": w.id, "handler": w.conn, "request": tally.handler_request.get(w.conn), "op": op,
                           "logical": logical.get(op)})
     committed.sort(key=lambda c: c["id"])
     table = run.tables["charges"]
@@ -99,18 +74,17 @@ def committed_charges(run) -> list[dict[str, Any]]:
     return committed
 
 
-def stored_answers(run) -> dict[str, tuple]:
-    """The first answer stored for each key: what the handler whose ``complete_key`` committed first (and
-    changed a row) sent, as ``(status, body)``."""
-    handler_request = {e.data["handler"]: e.data["request"] for e in run.trace.of_kind("request.arrive")}
-    keys = {e.data["request"]: e.data["key"] for e in run.trace.of_kind("attempt.send")}
-    sent = {e.actor: (e.data["status"], e.data["body"]) for e in run.trace.of_kind("response.send", "response.dropped")
-            if not e.data["replay"]}
-    first: dict[str, tuple] = {}
-    for e in committed_writes(run):
-        if e.data["op"] == "complete_key" and e.data["rows"] and e.actor in sent:
-            first.setdefault(keys.get(handler_request.get(e.actor)), sent[e.actor])
-    return first
+def captures(run) -> list[dict[str, Any]]:
+    """The processor's ledger, in capture order: ``id``, ``amount``, ``key``, ``t``, ``request``, ``caller``,
+    ``op``, ``logical``."""
+    tally = run.tally
+    logical = {r.op: r.logical for r in run.operations}
+    out = []
+    for d in tally.captures:
+        op = tally.op_of_request(d["request"]) if d["request"] else tally.op_of(d["caller"], d["key"])
+        out.append({"id": d["capture"], "amount": d["amount"], "key": d["key"], "t": d["t"],
+                    "request": d["request"], "caller": d["caller"], "op": op, "logical": logical.get(op)})
+    return out
 
 
 def is_charge(run, result) -> bool:
@@ -119,48 +93,95 @@ def is_charge(run, result) -> bool:
     return operation.method == "POST" and operation.path == "/charges"
 
 
-def charges_per_operation(run) -> dict[int, list[dict]]:
-    """Committed charges by logical operation; every charging logical operation appears, charged or not."""
+def _by_operation(run, items: list[dict]) -> dict[int, list[dict]]:
+    """Items by logical operation; every charging logical operation appears, with or without items."""
     out: dict[int, list[dict]] = {r.logical: [] for r in run.operations if is_charge(run, r)}
-    for charge in committed_charges(run):
-        out.setdefault(charge["logical"], []).append(charge)
+    for item in items:
+        out.setdefault(item["logical"], []).append(item)
     return out
 
 
+def charges_per_operation(run) -> dict[int, list[dict]]:
+    """Committed charge rows by logical operation; every charging logical operation appears."""
+    return _by_operation(run, committed_charges(run))
+
+
+def captures_per_operation(run) -> dict[int, list[dict]]:
+    """Captures by logical operation; every charging logical operation appears."""
+    return _by_operation(run, captures(run))
+
+
 def _ids(charges: list[dict]) -> str:
-    return ", ".join(f"ch_{c['id']} by {c['request']}" for c in charges)
+    return ", ".join(f"ch_{c['id']} by {c['request'] or c['handler']}" for c in charges)
+
+
+def _capture_ids(caps: list[dict]) -> str:
+    return ", ".join(f"{c['id']} by {c['request'] or c['caller']} at {c['t']:.3f} s" for c in caps)
 
 
 # -- the properties ---------------------------------------------------------------------------------------------
 def at_most_one_charge(run) -> list[Violation]:
-    """No logical operation is charged more than once."""
+    """No logical operation has more than one charge row."""
     return [Violation("at-most-one-charge", f"operation {op} was charged {len(charges)} times ({_ids(charges)})")
             for op, charges in charges_per_operation(run).items() if len(charges) > 1]
 
 
+def at_most_one_capture(run) -> list[Violation]:
+    """No logical operation has money captured more than once."""
+    return [Violation("at-most-one-capture", f"operation {op}'s card was captured {len(caps)} times "
+                                             f"({_capture_ids(caps)})")
+            for op, caps in captures_per_operation(run).items() if len(caps) > 1]
+
+
 def exactly_one_on_success(run) -> list[Violation]:
-    """A logical operation that some client copy saw succeed (``ok``) is charged exactly once."""
-    charged = charges_per_operation(run)
+    """A logical operation that some client copy saw succeed (``ok``) has exactly one charge row and exactly
+    one capture."""
+    charged, captured = charges_per_operation(run), captures_per_operation(run)
     out = []
     for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and is_charge(run, r)}):
-        if len(charged[op]) != 1:
-            out.append(Violation("exactly-one-on-success", f"operation {op} ended ok but was charged "
-                                                           f"{len(charged[op])} times"))
+        rows, caps = len(charged[op]), len(captured.get(op, []))
+        if rows != 1 or caps != 1:
+            out.append(Violation("exactly-one-on-success", f"operation {op} ended ok but has {rows} charge "
+                                                           f"row{'s' if rows != 1 else ''} and {caps} "
+                                                           f"capture{'s' if caps != 1 else ''}"))
+    return out
+
+
+def ledger_agrees(run) -> list[Violation]:
+    """Every capture has its charge row and every charge row its capture, operation by operation. Rows and
+    captures are paired by the request that made them first, then in order; what is left over is an orphan."""
+    charged, captured = charges_per_operation(run), captures_per_operation(run)
+    out = []
+    for op in sorted(set(charged) | set(captured)):
+        rows, caps = list(charged.get(op, [])), list(captured.get(op, []))
+        for row in list(rows):
+            match = next((c for c in caps if c["request"] is not None and c["request"] == row["request"]), None)
+            if match is not None:
+                rows.remove(row)
+                caps.remove(match)
+        pairs = min(len(rows), len(caps))
+        rows, caps = rows[pairs:], caps[pairs:]
+        for c in caps:
+            out.append(Violation("ledger-agrees", f"capture {c['id']} of operation {op} (by "
+                                                  f"{c['request'] or c['caller']} at {c['t']:.3f} s) has no charge "
+                                                  f"row: the customer paid and the API has no record"))
+        for row in rows:
+            out.append(Violation("ledger-agrees", f"charge ch_{row['id']} of operation {op} (by "
+                                                  f"{row['request'] or row['handler']}) has no capture: the API "
+                                                  f"recorded money it never took"))
     return out
 
 
 def replay_identical(run) -> list[Violation]:
-    """Every replayed response equals the first answer stored for its key (`stored_answers`)."""
-    keys = {e.data["request"]: e.data["key"] for e in run.trace.of_kind("attempt.send")}
-    first = stored_answers(run)
+    """Every replayed response equals the first answer stored for its key (`Tally.first_stored`)."""
+    tally = run.tally
+    first = tally.first_stored()
     out = []
-    for e in run.trace.of_kind("response.send", "response.dropped"):
-        if not e.data["replay"]:
-            continue
-        key, answer = keys.get(e.data["request"]), (e.data["status"], e.data["body"])
+    for request, status, body in tally.replays:
+        key, answer = tally.request_key.get(request), (status, body)
         if first.get(key) != answer:
             stored = "none was stored" if key not in first else f"the first stored was {first[key][0]} {first[key][1]}"
-            out.append(Violation("replay-identical", f"{e.data['request']} got a replayed {answer[0]} {answer[1]} "
+            out.append(Violation("replay-identical", f"{request} got a replayed {status} {body} "
                                                      f"for key {key}; {stored}"))
     return out
 
@@ -172,29 +193,48 @@ def no_stuck_key(run) -> list[Violation]:
 
 
 def client_view(run) -> list[Violation]:
-    """The client is never wrong: ``ok`` only if its operation's charge exists, ``fail`` only if it does not."""
-    charged = charges_per_operation(run)
+    """The client is never wrong: ``ok`` only if its operation was charged and captured, ``fail`` only if it
+    was neither."""
+    charged, captured = charges_per_operation(run), captures_per_operation(run)
     out = []
     for r in run.operations:
         if not is_charge(run, r):
             continue
-        n = len(charged[r.logical])
+        rows, caps = len(charged[r.logical]), len(captured.get(r.logical, []))
         who = f"operation {r.op}" + (f" (a copy of {r.logical})" if r.logical != r.op else "")
-        if r.outcome == "ok" and n == 0:
+        if r.outcome == "ok" and rows == 0:
             out.append(Violation("client-view", f"{who} ended ok ({r.status}) but no charge exists"))
-        if r.outcome == "fail" and n > 0:
-            out.append(Violation("client-view", f"{who} ended fail ({r.status}) but was charged {n} times"))
+        elif r.outcome == "ok" and caps == 0:
+            out.append(Violation("client-view", f"{who} ended ok ({r.status}) but no money was captured"))
+        if r.outcome == "fail" and rows > 0:
+            out.append(Violation("client-view", f"{who} ended fail ({r.status}) but was charged {rows} times"))
+        elif r.outcome == "fail" and caps > 0:
+            out.append(Violation("client-view", f"{who} ended fail ({r.status}) but its card was captured "
+                                                f"{caps} times"))
     return out
 
 
 PROPERTIES: dict[str, Callable[[Any], list[Violation]]] = {
     "at-most-one-charge": at_most_one_charge,
+    "at-most-one-capture": at_most_one_capture,
     "exactly-one-on-success": exactly_one_on_success,
+    "ledger-agrees": ledger_agrees,
     "replay-identical": replay_identical,
     "no-stuck-key": no_stuck_key,
     "client-view": client_view,
 }
 """Every property, by name, in the order reports list them."""
+
+PLAIN_NAMES: dict[str, str] = {
+    "at-most-one-charge": "one charge row at most",
+    "at-most-one-capture": "one capture at most",
+    "exactly-one-on-success": "exactly one on success",
+    "ledger-agrees": "ledgers agree",
+    "replay-identical": "replays identical",
+    "no-stuck-key": "no stuck key",
+    "client-view": "client never wrong",
+}
+"""Each property in a few words, for the text views."""
 
 
 def check(run) -> list[Violation]:

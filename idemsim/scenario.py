@@ -25,8 +25,9 @@ from .faults import Fault
 from .http import Outcome
 from .network import Link
 from .paths import scenarios_dir
+from .processor import ProcessorConfig
 
-DesignName = Literal["naive", "check-then-insert", "same-tx", "committed-first", "split-tx"]
+DesignName = Literal["naive", "check-then-insert", "same-tx", "committed-first", "split-tx", "recovery-points"]
 DESIGN_NAMES: tuple[str, ...] = DesignName.__args__  # type: ignore[attr-defined]
 
 
@@ -45,6 +46,7 @@ class Expectation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     charges: int | None = Field(None, ge=0, description="charge rows at the end")
+    captures: int | None = Field(None, ge=0, description="captures in the payment processor's ledger")
     outcome: Outcome | None = Field(None, description="the first operation's final outcome")
     status: int | None = Field(None, description="the first operation's final status")
     seen: list[int | Literal["timeout"]] | None = Field(None, description="statuses of the first operation's "
@@ -84,6 +86,7 @@ class Scenario(BaseModel):
     operations: list[Operation] = Field(default_factory=lambda: [Operation()], min_length=1)
     network: NetworkConfig = NetworkConfig()
     api: ApiConfig = ApiConfig()
+    processor: ProcessorConfig = ProcessorConfig()
     faults: list[Fault] = Field(default_factory=list)
     expect: dict[DesignName, Expectation] = Field(default_factory=dict)
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)

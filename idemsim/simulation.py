@@ -21,12 +21,16 @@ from .client import Client, OperationResult, make_key
 from .db.engine import Database, DbEvent
 from .faults import FaultPlan
 from .network import Network
+from .processor import Processor
 from .scenario import Scenario
+from .tally import Tally
 from .trace import Trace
 
 FORMAT_VERSION = 1
 MAX_SIMULATED_SECONDS = 10_000_000.0
 """A run still busy after this long is a bug in a design or the model, not a long story."""
+RECOVERY_ROUNDS = 3
+"""How many times a run that ended with abandoned work gives background recovery its chance."""
 
 
 @dataclass
@@ -42,6 +46,10 @@ class Run:
     state: dict[str, Any]
     """The API's in-memory state at the end: balance, items, log lines."""
     fired: list[int]
+    ledger: list = field(default_factory=list)
+    """The payment processor's captures (`idemsim.processor.Capture`), in capture order."""
+    tally: Tally = field(default_factory=Tally)
+    """What the checks read, gathered from the trace as it was recorded."""
     summary: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -64,13 +72,15 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     design = design or scenario.design
     seed = scenario.seed if seed is None else seed
     env = simpy.Environment()
-    trace = Trace()
+    tally = Tally()
+    trace = Trace(observers=(tally.observe,))
     rng = random.Random(seed)
     plan = FaultPlan(scenario.faults, rng, {"request": scenario.network.request,
                                            "response": scenario.network.response})
     network = Network(env, plan, trace)
     db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
-    api = Api(env, db, design, scenario.api, plan, trace)
+    processor = Processor(env, scenario.processor, scenario.api.charge_seconds, plan, trace)
+    api = Api(env, db, processor, design, scenario.api, plan, trace)
     clients = []
     keys = [operation.key or make_key(rng) if scenario.client.key_strategy == "per-operation" else None
             for operation in scenario.operations]
@@ -85,15 +95,21 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
         clients.append(Client(env, len(clients) + 1, operation, _config(scenario, operation), rng, network, api,
                               trace, key=keys[dup.op - 1], logical=dup.op))
     env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
-    while api.in_flight or network.in_flight:
-        _step(env)
-    if api.config.lease is not None and "recovery" in api.daemons and any(
-            row["status"] == "in_progress" for row in db.committed_keys()):
-        env.run(until=env.now + api.config.lease * 1.5 + 1e-9)
-        while api.in_flight or network.in_flight:
+
+    def settle() -> None:
+        while api.in_flight or network.in_flight or processor.in_flight:
             _step(env)
+
+    settle()
+    for _ in range(RECOVERY_ROUNDS):
+        horizon = api.recovery_horizon()
+        if horizon is None:
+            break
+        env.run(until=env.now + horizon + 1e-9)
+        settle()
     run = Run(scenario, design, seed, trace, db.tables(), [c.result for c in clients],
-              {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}, list(plan.fired))
+              {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}, list(plan.fired),
+              list(processor.ledger), tally)
     run.summary = summarize(run, db)
     return run
 
@@ -119,8 +135,8 @@ def _db_recorder(trace: Trace):
         r = event.result
         if event.conn in ("reaper", "recovery") and not r.rows and not r.error:
             return
-        trace.record(event.t, event.conn, "db.result", "db", op=event.op, sql=event.sql, rows=r.rows,
-                     row=r.row, error=r.error, id=r.id, waited=round(r.waited, 6),
-                     blocked_by=list(r.blocked_by))
+        trace.record(event.t, event.conn, "db.result", "db", op=event.op, sql=event.sql,
+                     key=(event.fields or {}).get("key"), rows=r.rows, row=r.row, error=r.error, id=r.id,
+                     waited=round(r.waited, 6), blocked_by=list(r.blocked_by))
 
     return record

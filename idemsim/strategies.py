@@ -73,6 +73,8 @@ class Schedule:
 KINDS = ("lose", "duplicate", "crash", "delay", "processor_error")
 """Fault kinds, plainest first: when two kinds break the property equally, shrinking keeps the earlier one."""
 MESSAGES = ("response", "request")
+LOSABLE = ("response", "request", "processor_response")
+"""What a ``lose`` fault may drop: a delay applies to the client's messages only."""
 TARGET_ATTEMPTS = (1, 1, 1, 2, 2, 3, 4, 5)
 """Which attempt a fault targets, weighted towards the ones that happen in most runs (repeated values weight
 the draw; shrinking still goes to the first). The target process is likewise one of the scenario's operations
@@ -81,7 +83,7 @@ four times as often as each of the two duplicates' processes that may follow the
 
 def _fault(kind: str, op: int, attempt: int, detail: int, extra: int, ops: int, at: float | None):
     if kind == "lose":
-        return LoseMessage(op=op, attempt=attempt, message=MESSAGES[detail % 2])
+        return LoseMessage(op=op, attempt=attempt, message=LOSABLE[detail % len(LOSABLE)])
     if kind == "delay":
         return DelayMessage(op=op, attempt=attempt, message=MESSAGES[detail % 2],
                             seconds=MESSAGE_DELAYS[extra % len(MESSAGE_DELAYS)])

@@ -15,7 +15,18 @@ Event kinds (``kind``) and what ``data`` holds:
 ``request.refused``    the request reaches a crashed API and gets no answer
 ``db.wait``            a statement blocks: ``sql``, ``blocked_by``
 ``db.result``          a statement ends: ``op``, ``sql``, ``rows``, ``row``, ``error``, ``id``, ``waited``
-``api.sleep``          the handler works outside the database (the payment processor): ``seconds``
+``api.sleep``          the handler works outside the database, touching no other party: ``seconds``
+``processor.call``     a handler calls the payment processor: ``request``, ``amount``, ``key``, ``latency``
+``processor.capture``  the processor captures money (its ledger grows): ``capture``, ``amount``, ``key``,
+                       ``request``, ``caller``
+``processor.replay``   the processor has seen the key: it answers the first call's answer, captures nothing
+``processor.in_use``   the processor is still processing a call with the same key: it refuses this one
+``processor.decline``  the processor declines the call (a ``processor_error`` fault): nothing captured
+``processor.answer``   the processor answers: ``request``, ``outcome``, ``capture``, ``replayed``, ``latency``
+``processor.lost``     the network drops the processor's answer (``fault``)
+``processor.timeout``  the handler stops waiting for the processor: ``after``
+``processor.ignored``  the processor's answer arrives after the handler stopped waiting
+``completer.finish``   the completer finishes an abandoned key: ``key``, ``status``, ``body`` (what it stored)
 ``api.crash``          the API process dies at ``point``; ``restart_after``
 ``api.restart``        the API process is back
 ``response.send``      the API answers: ``request``, ``status``, ``body``, ``replay``
@@ -52,15 +63,19 @@ class Event:
 
 
 class Trace:
-    """The ordered list of events of one run."""
+    """The ordered list of events of one run, and whoever observes them as they happen."""
 
-    def __init__(self) -> None:
+    def __init__(self, observers: tuple = ()) -> None:
         self.events: list[Event] = []
         """Every event, in the order it happened."""
+        self.observers = list(observers)
+        """Callables given each event as it is recorded (the run's `idemsim.tally.Tally`)."""
 
     def record(self, t: float, actor: str, kind: str, target: str | None = None, **data: Any) -> Event:
         event = Event(t, actor, kind, target, data)
         self.events.append(event)
+        for observe in self.observers:
+            observe(event)
         return event
 
     def __iter__(self) -> Iterator[Event]:

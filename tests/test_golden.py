@@ -1,7 +1,7 @@
 """Golden timelines: the whole plain-text timeline of every built-in story, compared with a file.
 
 Each story (a scenario's main story, and each variant) runs under the scenario's own design and seed; its
-`idemsim.timeline.plain` text must equal ``tests/golden/<scenario>[__<variant>].txt`` byte for byte, so any
+`idemsim.views.timeline.plain` text must equal ``tests/golden/<scenario>[__<variant>].txt`` byte for byte, so any
 change of order, timing or wording shows as a readable diff. After an intended change, regenerate the files
 with ``IDEMSIM_UPDATE_GOLDEN=1 pytest tests/test_golden.py`` and review the diff before committing.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from idemsim.scenario import builtin_names, load, runs
 from idemsim.simulation import simulate
-from idemsim.timeline import plain
+from idemsim.views.timeline import plain
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("IDEMSIM_UPDATE_GOLDEN") == "1"

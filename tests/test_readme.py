@@ -29,7 +29,7 @@ def test_the_sample_output_is_what_run_prints():
 
     from rich.console import Console
 
-    from idemsim.render import print_run
+    from idemsim.views.terminal import print_run
     from idemsim.scenario import load
     from idemsim.simulation import simulate
 

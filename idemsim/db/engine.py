@@ -67,6 +67,8 @@ class DbEvent:
     sql: str
     blocked_by: str | None = None
     result: Result | None = None
+    fields: dict | None = None
+    """The statement's fields (its key, amount, response …), as `Connection.execute` got them."""
 
 
 NO_RESULT = Result(None, None, None)
@@ -258,7 +260,7 @@ class Connection:
         except SqlError as error:
             result = Result(None, None, error.sqlstate)
         result = replace(result, id=stmt.id, waited=stmt.waited, blocked_by=tuple(stmt.blocked_by))
-        db._emit(DbEvent(db.env.now, self.name, "result", op, stmt.sql, result=result))
+        db._emit(DbEvent(db.env.now, self.name, "result", op, stmt.sql, result=result, fields=stmt.fields))
         return result
 
     # -- transaction control ------------------------------------------------------------------------------------

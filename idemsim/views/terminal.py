@@ -45,6 +45,13 @@ def _seen(op: dict[str, Any]) -> str:
     return f"{seen} → {op['outcome']} {op['status'] if op['status'] is not None else ''}".rstrip()
 
 
+def _money(ledger: list[dict]) -> str:
+    """The processor's ledger in one line: how many captures, and each one's amount, id and time."""
+    if not ledger:
+        return "0 (the processor took nothing)"
+    return f"{len(ledger)}  (" + ", ".join(f"{c['id']} {c['amount']} at {c['t']:.3f} s" for c in ledger) + ")"
+
+
 def reproduce_command(run, sets: list[str] | None = None, source: str | None = None) -> str:
     words = ["idemsim", "run", source or run.scenario.name, "--design", run.design, "--seed", str(run.seed)]
     if run.scenario.variant:
@@ -60,6 +67,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     table.add_column(style="bold")
     table.add_column()
     table.add_row("charges recorded", str(s["charges"]))
+    table.add_row("money captured", _money(s["ledger"]))
     for op in s["operations"]:
         label = "client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({op['client']}) saw"
         table.add_row(label, _seen(op))
@@ -76,8 +84,9 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
         for v in s["violations"]:
             table.add_row("property broken", Text(f"{v['property']}: {v['message']}", style="red"))
     else:
-        table.add_row("properties", "all hold (at most one charge per operation, replays identical, no stuck "
-                                    "key, the client never wrong)")
+        from ..properties import PLAIN_NAMES
+
+        table.add_row("properties", f"all {len(PLAIN_NAMES)} hold: " + ", ".join(PLAIN_NAMES.values()))
     for f in s["faults"]:
         table.add_row("fault", f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}")
     verdict = Text(s["verdict"], style=VERDICT_STYLE[s["verdict"]])

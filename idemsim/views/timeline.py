@@ -10,8 +10,8 @@ import json
 import re
 from typing import Any, Iterable
 
-from .http import REASONS
-from .trace import Event
+from ..http import REASONS
+from ..trace import Event
 
 
 def _json(value: Any) -> str:
@@ -77,7 +77,9 @@ def describe(e: Event) -> str:
     if k == "db.result":
         return f"{_sql(d['sql'])}  → {_db_result(d)}"
     if k == "api.sleep":
-        return f"calls the {d['what']} ({d['seconds']:g} s)"
+        return f"{d['what']} ({d['seconds']:g} s)"
+    if k.startswith(("processor.", "completer.")):
+        return _processor(k, d)
     if k == "api.crash":
         return f"💥 the API process dies at {d['point']} (restarts in {d['restart_after']:g} s)"
     if k == "api.died":
@@ -112,9 +114,44 @@ def describe(e: Event) -> str:
     return f"{k} {_json(d)}"
 
 
+def _key(key: str | None) -> str:
+    return f"Idempotency-Key: {key}" if key else "no Idempotency-Key"
+
+
+def _processor(k: str, d: dict) -> str:
+    """The payment processor's events, and the completer's."""
+    if k == "processor.call":
+        return f"capture {d['amount']}  {_key(d['key'])}" + (f"  [for {d['request']}]" if d["request"] else "")
+    if k == "processor.lookup":
+        return f"what became of key {d['key']}?"
+    if k == "processor.capture":
+        return f"captures {d['amount']} as {d['capture']} (money moves; nothing undoes it)"
+    if k == "processor.replay":
+        return f"has seen key {d['key']}: answers with {d['capture'] or 'its first answer'}, captures nothing"
+    if k == "processor.in_use":
+        return f"key {d['key']} is in use by a call still being processed: refuses this one"
+    if k == "processor.decline":
+        return f"declines the charge{_fault(d)}: nothing captured"
+    if k == "processor.answer":
+        what = {"captured": f"captured {d['capture']}", "declined": "declined", "in_use": "409 key in use",
+                "not_found": "no call with this key"}[d["outcome"]]
+        return what + (" (a replay)" if d["replayed"] else "")
+    if k == "processor.lost":
+        return f"✗ the processor's answer to {d['dst']} is lost{_fault(d)}"
+    if k == "processor.timeout":
+        return f"no answer from the processor within {d['after']:g} s: the money may have moved"
+    if k == "processor.ignored":
+        return f"the processor's answer arrives after the handler stopped waiting: ignored"
+    if k == "completer.finish":
+        return f"finishes key {d['key']}: stores {_status(d['status'])}"
+    if k == "completer.release":
+        return f"releases key {d['key']} ({d['reason']}): a retry starts afresh"
+    return f"{k} {_json(d)}"
+
+
 def endpoints(e: Event) -> tuple[str, str]:
     """``(from, to)`` of an event; messages show both ends, local events only the actor."""
-    if e.kind in ("request.lost", "response.lost"):
+    if e.kind in ("request.lost", "response.lost", "processor.lost"):
         return e.data["src"], e.data["dst"]
     return e.actor, e.target or ""
 
