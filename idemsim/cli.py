@@ -36,6 +36,27 @@ class Format(str, Enum):
     json = "json"
 
 
+class RunFormat(str, Enum):
+    text = "text"
+    json = "json"
+    mermaid = "mermaid"
+    mermaid_state = "mermaid-state"
+
+
+class ShowFormat(str, Enum):
+    text = "text"
+    mermaid = "mermaid"
+
+
+class Lang(str, Enum):
+    en = "en"
+    ja = "ja"
+
+
+LANG_OPTION = typer.Option(None, "--lang", envvar="IDEMSIM_LANG",
+                           help="Language of the words shown: en (default) or ja (the article's own).")
+
+
 def _console() -> Console:
     return Console(highlight=False, soft_wrap=False)
 
@@ -100,11 +121,16 @@ def list_scenarios() -> None:
 def run(
     scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),
     seed: Optional[int] = typer.Option(None, help="Seed of the run's random numbers (default: the scenario's)."),
-    format: Format = typer.Option(Format.text, "--format", help="text: timeline and summary; json: the trace."),
+    format: RunFormat = typer.Option(RunFormat.text, "--format",
+                                     help="text: timeline and summary; json: the trace; mermaid: a sequence "
+                                          "diagram per story; mermaid-state: the key record's state diagram."),
     design: Optional[str] = typer.Option(None, help="Run under this design instead of the scenario's."),
     variant: Optional[str] = typer.Option(None, help="Run only this variant (default: the story and every "
                                                      "variant)."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+    brief: bool = typer.Option(False, "--brief", help="Text: only the exchange between client and API, one "
+                                                      "line an event, no SQL."),
+    lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Run a scenario and check what it must show."""
     from .checks import VERDICT_EXIT
@@ -116,18 +142,59 @@ def run(
         loaded = load(scenario, set_)
         stories = [pick(loaded, variant, set_)] if variant else runs(loaded, set_)
         results = [simulate(s, design, seed) for s in stories]
-    if format is Format.json:
+    if format is RunFormat.json:
         main, *others = results
         doc = {"version": FORMAT_VERSION, **main.to_dict(),
                "variants": [r.to_dict() for r in others]}
         print(json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=False))
+    elif format in (RunFormat.mermaid, RunFormat.mermaid_state):
+        from .views import mermaid
+
+        draw = mermaid.sequence if format is RunFormat.mermaid else mermaid.state
+        print(mermaid.diagrams(draw(r, _lang(lang)) for r in results), end="")
     else:
         from .views.terminal import print_run
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario)
+            print_run(console, r, set_, scenario, brief=brief)
     raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
+
+
+def _lang(lang: Optional[Lang]) -> str:
+    from .i18n import language
+
+    return language(lang.value if lang is not None else None)
+
+
+@app.command()
+def plot(
+    scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="The file to write: PNG, SVG or PDF by "
+                                                                       "its extension (default: NAME.png)."),
+    design: Optional[str] = typer.Option(None, help="Run under this design instead of the scenario's."),
+    variant: Optional[str] = typer.Option(None, help="Draw this variant's story (default: the main story)."),
+    seed: Optional[int] = typer.Option(None, help="Seed of the run's random numbers (default: the scenario's)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Draw a run as a time-space diagram: a lane per party, messages as arrows, waits as bars."""
+    from pathlib import Path
+
+    from .scenario import load, variant as pick
+    from .simulation import simulate
+
+    with user_errors():
+        _check_design(design)
+        loaded = load(scenario, set_)
+        story = pick(loaded, variant, set_) if variant else loaded
+        target = output or f"{Path(scenario).stem}.png"
+        from .views import figure
+
+        figure.check_path(target)
+        result = simulate(story, design, seed)
+        figure.save(figure.run_figure(result, _lang(lang)), target)
+    print(target)
 
 
 @app.command()
@@ -200,14 +267,24 @@ def explore(
 def show(
     scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+    format: ShowFormat = typer.Option(ShowFormat.text, "--format",
+                                      help="text: the explanation; mermaid: the article's own diagrams for it."),
 ) -> None:
     """Explain a scenario: what happens, what it teaches, the article's passage, its variants and expectations."""
-    from .views.terminal import print_show
     from .scenario import load, runs
 
     with user_errors():
         loaded = load(scenario, set_)
         stories = runs(loaded, set_)
+    if format is ShowFormat.mermaid:
+        if not loaded.diagrams:
+            print(f"the article draws no diagram for {loaded.name}; the simulated one: idemsim run "
+                  f"{loaded.name} --format mermaid", file=sys.stderr)
+            return
+        print("\n".join(d.strip("\n") + "\n" for d in loaded.diagrams), end="")
+        return
+    from .views.terminal import print_show
+
     print_show(_console(), loaded, stories)
 
 
@@ -218,13 +295,23 @@ def compare(
     format: Format = typer.Option(Format.text, "--format", help="text: one table; json: version and rows."),
     variant: Optional[str] = typer.Option(None, help="Compare this variant's story instead of the main one."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Also draw the runs, one panel per design, to this "
+                                                            "file (PNG, SVG or PDF)."),
+    lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Run a scenario's faults under every design (and its option sets) and show one table."""
     from .compare import compare as run_comparison
     from .scenario import load
 
     with user_errors():
+        if plot is not None:
+            from .views import figure
+
+            figure.check_path(plot)
         comparison = run_comparison(load(scenario, set_), variant, seed, set_)
+        comparison.source = scenario
+        if plot is not None:
+            figure.save(figure.comparison_figure(comparison.runs, _lang(lang)), plot)
     if format is Format.json:
         print(json.dumps(comparison.to_json(), ensure_ascii=False, indent=1))
     else:

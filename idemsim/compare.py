@@ -52,6 +52,10 @@ class Comparison:
     variant: str | None
     seed: int
     rows: list[dict[str, Any]] = field(default_factory=list)
+    source: str | None = None
+    """What the user named: the scenario's name, or the path of its file (for the commands shown)."""
+    runs: list = field(default_factory=list)
+    """The runs behind the rows, in the same order (for figures; not in the JSON)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "scenario": self.scenario, "variant": self.variant, "seed": self.seed,
@@ -89,11 +93,50 @@ def compare(scenario: Scenario, variant: str | None = None, seed: int | None = N
     designs = story.compare or list(DESIGNS)
     result = Comparison(scenario.name, story.variant, story.seed if seed is None else seed)
     for design in designs:
-        result.rows.append(_row(simulate(story, design, seed), {}))
+        result.runs.append(simulate(story, design, seed))
+        result.rows.append(_row(result.runs[-1], {}))
         for other, diff in siblings:
             if design in other.expect and any(design in OPTION_DESIGNS[k] for k in diff):
-                result.rows.append(_row(simulate(other, design, seed), diff))
+                result.runs.append(simulate(other, design, seed))
+                result.rows.append(_row(result.runs[-1], diff))
     return result
+
+
+SHOWS = {
+    "at-most-one-charge": "the double charge",
+    "at-most-one-capture": "the double capture",
+    "no-stuck-key": "a stuck key",
+    "client-view": "a misled client",
+    "replay-identical": "a different replay",
+}
+"""What a run that breaks a property shows the reader, in a few words."""
+
+
+def meaning(verdict: str, violations: list[dict[str, str]]) -> str:
+    """What a row's verdict means for the reader: a broken design's green ``held`` is no good design.
+
+    ``correct`` when no property is broken; ``reproduces …`` naming what the run shows when some are (whether
+    or not the scenario expected it); ``proves nothing`` when its fault never happened; and a failed
+    expectation says the run did not show what the scenario states."""
+    if verdict == "vacuous":
+        return "proves nothing: its fault never happened"
+    if verdict == "failed":
+        return "does not show what the scenario states"
+    broken = [v["property"] for v in violations]
+    shown: list[str] = []
+    for v in violations:
+        prop = v["property"]
+        if prop == "ledger-agrees":
+            phrase = "an orphan capture" if "has no charge row" in v["message"] else "a charge never captured"
+        elif prop == "exactly-one-on-success":
+            if "at-most-one-charge" in broken or "at-most-one-capture" in broken:
+                continue
+            phrase = "a success without its charge"
+        else:
+            phrase = SHOWS[prop]
+        if phrase not in shown:
+            shown.append(phrase)
+    return "reproduces " + ", ".join(shown) if shown else "correct"
 
 
 def _row(run, options: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +149,7 @@ def _row(run, options: dict[str, Any]) -> dict[str, Any]:
         "label": label,
         "story": run.scenario.variant,
         "charges": s["charges"],
+        "captures": s["captures"],
         "outcome": s["outcome"],
         "status": s["status"],
         "outcomes": [op["outcome"] for op in s["operations"]],
@@ -117,6 +161,8 @@ def _row(run, options: dict[str, Any]) -> dict[str, Any]:
         "replay_identical": s["replay_identical"],
         "keys_held": s["keys_held"],
         "verdict": s["verdict"],
+        "meaning": meaning(s["verdict"], s["violations"]),
+        "violations": s["violations"],
         "failures": s["failures"],
     }
 

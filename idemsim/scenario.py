@@ -78,6 +78,8 @@ class Scenario(BaseModel):
     story: str = ""
     teaches: str = ""
     article: str = ""
+    diagrams: list[str] = Field(default_factory=list, description="the article's own Mermaid diagrams for "
+                                                                  "this story, verbatim")
     variant: str | None = Field(None, description="set on a variant: its name")
     design: DesignName = "same-tx"
     compare: list[DesignName] | None = Field(None, description="designs `idemsim compare` runs (default all)")

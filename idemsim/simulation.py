@@ -57,8 +57,15 @@ class Run:
         return self.scenario.name if not self.scenario.variant else f"{self.scenario.name}/{self.scenario.variant}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The run as JSON-ready data: its trace (each DB event with the SQL it stands for) and summary."""
+        from .db.sql import sql_for
+
+        trace = self.trace.to_list()
+        for event in trace:
+            if event["kind"] in ("db.wait", "db.result"):
+                event["data"]["sql"] = sql_for(event["data"]["op"], event["data"]["fields"])
         return {"scenario": self.scenario.name, "variant": self.scenario.variant, "design": self.design,
-                "seed": self.seed, "trace": self.trace.to_list(), "summary": self.summary}
+                "seed": self.seed, "trace": trace, "summary": self.summary}
 
 
 def unique_constraint(scenario: Scenario, design: str) -> bool:
@@ -129,14 +136,13 @@ def _db_recorder(trace: Trace):
 
     def record(event: DbEvent) -> None:
         if event.kind == "wait":
-            trace.record(event.t, event.conn, "db.wait", "db", op=event.op, sql=event.sql,
+            trace.record(event.t, event.conn, "db.wait", "db", op=event.op, fields=event.fields,
                          blocked_by=event.blocked_by)
             return
         r = event.result
         if event.conn in ("reaper", "recovery") and not r.rows and not r.error:
             return
-        trace.record(event.t, event.conn, "db.result", "db", op=event.op, sql=event.sql,
-                     key=(event.fields or {}).get("key"), rows=r.rows, row=r.row, error=r.error, id=r.id,
-                     waited=round(r.waited, 6), blocked_by=list(r.blocked_by))
+        trace.record(event.t, event.conn, "db.result", "db", op=event.op, fields=event.fields, rows=r.rows,
+                     row=r.row, error=r.error, id=r.id, waited=round(r.waited, 6), blocked_by=list(r.blocked_by))
 
     return record

@@ -100,7 +100,7 @@ class Tally:
             if block is not None:
                 block[0] = True
         elif op in ("insert_charge", "complete_key"):
-            write = CommittedWrite(op, conn, d.get("id"), d.get("rows"), d.get("key"))
+            write = CommittedWrite(op, conn, d["id"], d["rows"], d["fields"].get("key"))
             if block is not None:
                 block[1].append(write)
             else:

@@ -323,7 +323,8 @@ class Connection:
         db = self.db
         wait = db._new_wait(tx, holder, inserting)
         stmt.blocked_by.append(holder.conn_name)
-        db._emit(DbEvent(db.env.now, self.name, "wait", stmt.op, stmt.sql, blocked_by=holder.conn_name))
+        db._emit(DbEvent(db.env.now, self.name, "wait", stmt.op, stmt.sql, blocked_by=holder.conn_name,
+                         fields=stmt.fields))
         if self.lock_timeout > 0:
             db.env.timeout(self.lock_timeout).callbacks.append(lambda _event: wait.end(LOCK_TIMEOUT))
         outcome = yield wait.done

@@ -24,11 +24,19 @@ KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.cras
 VERDICT_STYLE = {"held": "bold green", "failed": "bold red", "vacuous": "bold red", "no expectation": "yellow"}
 
 
+def safe(text: str) -> str:
+    """Text from the input made safe to print: control characters (ESC, NUL, …) shown as escapes, so that
+    no key or body can move the cursor or clear a terminal."""
+    return "".join(ch if ch.isprintable() or ch == "\n" else repr(ch)[1:-1] for ch in str(text))
+
+
 def timeline_table(run) -> Table:
-    table = Table(title=f"{run.name} — design {run.design}", title_justify="left", expand=False)
+    """Every event of the run, one row each: time, who to whom, what happened (statements as short SQL)."""
+    table = Table(title=safe(f"{run.name} — design {run.design}"), title_justify="left", expand=False,
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     table.add_column("time (s)", justify="right", no_wrap=True)
     table.add_column("from → to", no_wrap=True)
-    table.add_column("what happened")
+    table.add_column("what happened", overflow="fold")
     for e in run.trace:
         src, dst = endpoints(e)
         style = KIND_STYLE.get(e.kind, "")
@@ -36,8 +44,30 @@ def timeline_table(run) -> Table:
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        table.add_row(f"{e.t:.3f}", f"{src} → {dst}" if dst else src, Text(describe(e), style=style))
+        table.add_row(f"{e.t:.3f}", safe(f"{src} → {dst}" if dst else src), Text(safe(describe(e, short=True)),
+                                                                                 style=style))
     return table
+
+
+BRIEF_KINDS = frozenset({"op.start", "attempt.send", "request.lost", "request.refused", "response.send",
+                         "response.lost", "response.arrive", "gateway.timeout", "attempt.timeout", "attempt.end",
+                         "client.backoff", "client.give_up", "op.end", "api.crash", "api.restart"})
+"""What ``run --brief`` shows: the exchange between the client and the API, and the API's crashes."""
+
+
+def brief_lines(run, width: int) -> list[Text]:
+    """The exchange between client and API, one line an event, cut to ``width`` with an ellipsis."""
+    lines = [Text(safe(f"{run.name} — design {run.design}"), style="bold")]
+    for e in run.trace:
+        if e.kind not in BRIEF_KINDS:
+            continue
+        src, dst = endpoints(e)
+        who = safe(f"{src} → {dst}" if dst else src)
+        line = Text(f"{e.t:8.3f}  {who:<15} ", no_wrap=True, overflow="ellipsis")
+        line.append(safe(describe(e)), style=KIND_STYLE.get(e.kind, ""))
+        line.truncate(width, overflow="ellipsis")
+        lines.append(line)
+    return lines
 
 
 def _seen(op: dict[str, Any]) -> str:
@@ -46,10 +76,10 @@ def _seen(op: dict[str, Any]) -> str:
 
 
 def _money(ledger: list[dict]) -> str:
-    """The processor's ledger in one line: how many captures, and each one's amount, id and time."""
+    """The processor's ledger in a line: how many captures, and each one's id, amount and time."""
     if not ledger:
-        return "0 (the processor took nothing)"
-    return f"{len(ledger)}  (" + ", ".join(f"{c['id']} {c['amount']} at {c['t']:.3f} s" for c in ledger) + ")"
+        return "0  (the processor took nothing)"
+    return f"{len(ledger)}  (" + ", ".join(f"{c['id']}: {c['amount']} at {c['t']:.3f} s" for c in ledger) + ")"
 
 
 def reproduce_command(run, sets: list[str] | None = None, source: str | None = None) -> str:
@@ -69,94 +99,149 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     table.add_row("charges recorded", str(s["charges"]))
     table.add_row("money captured", _money(s["ledger"]))
     for op in s["operations"]:
-        label = "client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({op['client']}) saw"
+        label = "client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({safe(op['client'])}) saw"
         table.add_row(label, _seen(op))
     if s["replays"]:
         table.add_row("replayed response", "identical to the first" if s["replay_identical"]
                       else "DIFFERENT from the first")
     if s["wait_seconds"]:
-        table.add_row("longest wait on the index", f"{s['wait_seconds']:.3f} s")
+        table.add_row("wait on the index", f"{s['wait_seconds']:.3f} s (the longest)")
     if run.design != "naive":
         table.add_row("key records held", f"{s['keys_held']} ({s['keys_in_progress']} in_progress)")
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         table.add_row("balance", str(s["balance"]))
     if s["violations"]:
         for v in s["violations"]:
-            table.add_row("property broken", Text(f"{v['property']}: {v['message']}", style="red"))
+            table.add_row("property broken", Text(safe(f"{v['property']}: {v['message']}"), style="red"))
     else:
         from ..properties import PLAIN_NAMES
 
         table.add_row("properties", f"all {len(PLAIN_NAMES)} hold: " + ", ".join(PLAIN_NAMES.values()))
     for f in s["faults"]:
-        table.add_row("fault", f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}")
+        table.add_row("fault", safe(f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}"))
     verdict = Text(s["verdict"], style=VERDICT_STYLE[s["verdict"]])
     expectation = run.scenario.expect.get(run.design)
     if expectation is not None and s["verdict"] == "held":
-        verdict.append("  (" + ", ".join(f"{k}={v!r}" for k, v in
-                                          expectation.model_dump(exclude_none=True).items()) + ")")
+        verdict.append(safe("  (" + ", ".join(f"{k}={v!r}" for k, v in
+                                               expectation.model_dump(exclude_none=True).items()) + ")"))
     table.add_row("expectation", verdict)
     for failure in s["failures"]:
-        table.add_row("", Text(failure, style="red"))
+        table.add_row("", Text(safe(failure), style="red"))
     table.add_row("seed", str(run.seed))
     return table
 
 
-def print_run(console: Console, run, sets: list[str] | None = None, source: str | None = None) -> None:
-    console.print(timeline_table(run))
+def continued(command: str, width: int, first: str = "") -> list[str]:
+    """A shell command broken into lines of at most ``width`` columns, each but the last continued with
+    `` \\``, so that it can still be copied and pasted whole."""
+    words = shlex.split(command)
+    quoted = [shlex.quote(w) for w in words]
+    lines, line = [], first + quoted[0]
+    for word in quoted[1:]:
+        if len(line) + 1 + len(word) + 2 > width and line.strip():
+            lines.append(line + " \\")
+            line = "    " + word
+        else:
+            line += " " + word
+    lines.append(line)
+    return lines
+
+
+def print_run(console: Console, run, sets: list[str] | None = None, source: str | None = None,
+              brief: bool = False) -> None:
+    """The run's timeline (or, ``brief``, its client–API exchange), its summary and the command that
+    reproduces it, each line within the console's width."""
+    if brief:
+        for line in brief_lines(run, console.width):
+            console.print(line, soft_wrap=True)
+    else:
+        console.print(timeline_table(run))
     console.print(summary_table(run, sets, source))
-    # Never wrapped, so that it can be copied whole.
-    console.print(f"reproduce: {reproduce_command(run, sets, source)}", soft_wrap=True, highlight=False)
+    for line in continued(reproduce_command(run, sets, source), console.width, "reproduce: "):
+        console.print(safe(line), soft_wrap=True, highlight=False, markup=False)
     console.print()
 
 
 # -- idemsim compare ---------------------------------------------------------------------------------------
-def comparison_table(comparison) -> Table:
-    """design × charges, the client's final outcome, statuses seen, the longest wait, replay identical, verdict.
-
-    With several operations (a duplicate, a second purchase) the two client columns have one line per
-    operation, in the same order, the first naming the client."""
+def _title(comparison) -> str:
     story = f" / {comparison.variant}" if comparison.variant else ""
-    table = Table(title=f"{comparison.scenario}{story} — the same faults under every design (seed {comparison.seed})",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    return safe(f"{comparison.scenario}{story} — the same faults under every design (seed {comparison.seed})")
+
+
+def _ended(row: dict) -> list[str]:
+    """Each client process's statuses and how it ended: ``timeout, 201 → ok 201``."""
+    several = len(row["seen"]) > 1
+    return [(f"{client}: " if several else "") + (", ".join(str(s) for s in seen) or "nothing") +
+            f" → {outcome} {seen[-1] if seen else ''}".rstrip()
+            for client, outcome, seen in zip(row["clients"], row["outcomes"], row["seen"])]
+
+
+def comparison_table(comparison) -> Table:
+    """design × charges, captures, what the client saw, the longest wait, replay identical, verdict, meaning.
+
+    With several operations (a duplicate, a second purchase) the client column has one line per operation,
+    in the same order, each naming its client."""
+    table = Table(title=_title(comparison), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("design", no_wrap=True)
-    table.add_column("charges", justify="right", min_width=7)
-    table.add_column("client ended", no_wrap=True)
-    table.add_column("statuses seen")
-    table.add_column("wait (s)", justify="right", min_width=5)
-    table.add_column("replay identical", min_width=4)
-    table.add_column("verdict", min_width=7)
+    table.add_column("charges", justify="right")
+    table.add_column("captures", justify="right")
+    table.add_column("client saw → ended", no_wrap=True)
+    table.add_column("wait (s)", justify="right")
+    table.add_column("replay identical")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("meaning", no_wrap=True)
     for row in comparison.rows:
-        several = len(row["seen"]) > 1
-        ended = "\n".join((f"{client}: " if several else "") + f"{outcome} {seen[-1] if seen else ''}".rstrip()
-                          for client, outcome, seen in zip(row["clients"], row["outcomes"], row["seen"]))
-        seen = "\n".join(", ".join(str(s) for s in statuses) or "nothing" for statuses in row["seen"])
         identical = {None: "—", True: "yes", False: "NO"}[row["replay_identical"]]
-        table.add_row(row["label"], str(row["charges"]), ended, seen,
+        table.add_row(safe(row["label"]), str(row["charges"]), str(row["captures"]), safe("\n".join(_ended(row))),
                       f"{row['wait_seconds']:.3f}" if row["wait_seconds"] else "—", identical,
-                      Text(row["verdict"], style=VERDICT_STYLE[row["verdict"]]))
+                      Text(row["verdict"], style=VERDICT_STYLE[row["verdict"]]),
+                      Text(row["meaning"], style="green" if row["meaning"] == "correct" else "red"))
     return table
 
 
+def comparison_stack(comparison) -> list[Text]:
+    """The comparison for a narrow terminal: a block of short lines per row instead of one wide table row."""
+    lines = [Text(_title(comparison), style="bold"), Text("")]
+    for row in comparison.rows:
+        head = Text(safe(row["label"]), style="bold")
+        head.append(f"   charges {row['charges']}   captures {row['captures']}   ")
+        head.append(row["verdict"], style=VERDICT_STYLE[row["verdict"]])
+        lines.append(head)
+        lines.append(Text("  " + row["meaning"], style="green" if row["meaning"] == "correct" else "red"))
+        extra = []
+        if row["wait_seconds"]:
+            extra.append(f"waited {row['wait_seconds']:.3f} s on the index")
+        if row["replay_identical"] is not None:
+            extra.append("replay identical" if row["replay_identical"] else "replay DIFFERENT")
+        for i, ended in enumerate(_ended(row)):
+            lines.append(Text(safe(f"  saw {ended}" + ("; " + "; ".join(extra) if extra and i == 0 else ""))))
+    return lines
+
+
 def print_comparison(console: Console, comparison) -> None:
+    """The comparison as one table when it fits the terminal, else stacked; then failures and the commands."""
     table = comparison_table(comparison)
-    # Never squeeze a column to fit a narrow terminal: a truncated status list would misreport the run.
     natural = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
-    width = console.width
-    console.width = max(width, natural)
-    console.print(table)
-    console.width = width
+    if natural <= console.width:
+        console.print(table)
+    else:  # never squeeze a column: a truncated status list would misreport the run
+        for line in comparison_stack(comparison):
+            console.print(line)
+        console.print()
     for row in comparison.rows:
         for failure in row["failures"]:
-            console.print(Text(f"{row['label']}: {failure}", style="red"))
-    words = ["idemsim", "run", comparison.scenario, "--design", "DESIGN", "--seed", str(comparison.seed)]
+            console.print(Text(safe(f"{row['label']}: {failure}"), style="red"))
+    words = ["idemsim", "run", comparison.source or comparison.scenario, "--design", "DESIGN", "--seed",
+             str(comparison.seed)]
     if comparison.variant:
         words += ["--variant", comparison.variant]
-    console.print(f"Each row is one run; its timeline: {shlex.join(words)}")
+    for line in continued(shlex.join(words), console.width, "Each row is one run; its timeline: "):
+        console.print(safe(line), markup=False, highlight=False)
     variants = {row["label"].partition(" ")[2].strip("()"): row["story"] for row in comparison.rows if row["options"]}
     if variants:
-        console.print("Rows with options run a variant: " + "; ".join(
+        console.print(safe("Rows with options run a variant: " + "; ".join(
             f"{options} → " + (f"--variant {story}" if story else "the main story (no --variant)")
-            for options, story in variants.items()))
+            for options, story in variants.items())), markup=False, highlight=False)
 
 
 # -- idemsim show ------------------------------------------------------------------------------------------
@@ -166,9 +251,12 @@ def _expectations(scenario) -> list[str]:
 
 
 def _section(console: Console, heading: str, body: str) -> None:
+    """A heading and its text, indented two columns and wrapped at the terminal's width."""
+    from rich.padding import Padding
+
     console.print(Text(heading, style="bold"))
     for line in body.strip().splitlines():
-        console.print("  " + line, soft_wrap=True)
+        console.print(Padding(Text(safe(line), overflow="fold"), (0, 0, 0, 2)))
     console.print()
 
 
@@ -184,8 +272,8 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 
 def print_show(console: Console, scenario, stories) -> None:
     """What happens, what it teaches, the article's passage, the set-up, and every story's expectations."""
-    console.print(Text(f"{scenario.name} — {scenario.title}", style="bold cyan"))
-    console.print(f"{scenario.group}  ·  {scenario.summary}", soft_wrap=True)
+    console.print(Text(safe(f"{scenario.name} — {scenario.title}"), style="bold cyan", overflow="fold"))
+    console.print(Text(safe(f"{scenario.group}  ·  {scenario.summary}"), overflow="fold"))
     console.print()
     _section(console, "What happens", scenario.story)
     _section(console, "What it teaches", scenario.teaches)
@@ -211,4 +299,10 @@ def print_show(console: Console, scenario, stories) -> None:
                ([f"changes: {'; '.join(changes)}"] if changes else []) + \
                [f"expected {line}" for line in _expectations(story)]
         _section(console, heading, "\n".join(body))
-    console.print(f"Run it: idemsim run {scenario.name}   ·   every design: idemsim compare {scenario.name}")
+    if scenario.diagrams:
+        n = len(scenario.diagrams)
+        console.print(Text(f"The article draws {n} diagram{'s' if n > 1 else ''} for this story: "
+                           f"idemsim show {safe(scenario.name)} --format mermaid", overflow="fold"))
+    console.print(Text(f"Run it: idemsim run {safe(scenario.name)}   ·   every design: idemsim compare "
+                       f"{safe(scenario.name)}   ·   as a diagram: idemsim run {safe(scenario.name)} --format "
+                       f"mermaid", overflow="fold"))

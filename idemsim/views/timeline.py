@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any, Iterable
 
+from ..db.sql import literal, sql_for
 from ..http import REASONS
 from ..trace import Event
 
@@ -54,10 +55,53 @@ def _db_result(d: dict) -> str:
     return out
 
 
-def describe(e: Event) -> str:
-    """One event in words."""
+def short_sql(op: str, fields: dict | None) -> str:
+    """A statement in a few words of SQL, for narrow views: ``INSERT key 'k-8f3a' ON CONFLICT DO NOTHING``.
+    The full statement is in the JSON output, the golden timelines and ``idemsim db``."""
+    f = fields or {}
+    key = f"key {literal(f['key'])}" if "key" in f else ""
+    match op:
+        case "begin":
+            isolation = f.get("isolation") or "read committed"
+            return "BEGIN" if isolation == "read committed" else f"BEGIN {isolation.upper()}"
+        case "commit" | "rollback":
+            return op.upper()
+        case "register_key":
+            return f"INSERT {key} ON CONFLICT DO NOTHING"
+        case "insert_key":
+            return f"INSERT {key}"
+        case "select_key":
+            return f"SELECT {key}"
+        case "complete_key":
+            response = f.get("response") or {}
+            return f"UPDATE {key} SET {f.get('status') or 'done'}, response {response.get('status', '')}".rstrip()
+        case "delete_key":
+            where = " in_progress" if f.get("status") else ""
+            older = f" older than {f['created_before']:g} s" if f.get("created_before") is not None else ""
+            return f"DELETE{where} {key}{older}"
+        case "delete_expired":
+            return "DELETE expired keys"
+        case "insert_charge":
+            return f"INSERT charge {literal(f.get('amount'))}" + (f" for {literal(f['key'])}" if f.get("key") else "")
+        case "lock_key":
+            return f"SELECT {key} FOR UPDATE"
+        case "claim_key":
+            return f"UPDATE {key} SET locked_at = now() (lease {f.get('lease', 0):g} s)"
+        case "set_point":
+            release = ", locked_at = NULL" if f.get("release") else ""
+            return f"UPDATE {key} SET recovery_point = {literal(f.get('point'))}{release}"
+    return sql_for(op, f)
+
+
+def describe(e: Event, short: bool = False) -> str:
+    """One event in words; ``short`` gives statements as `short_sql` instead of their whole SQL."""
     d = e.data
     k = e.kind
+    if k in ("db.wait", "db.result") and short and d["op"] != "disconnect":
+        sql = short_sql(d["op"], d["fields"])
+        if k == "db.wait":
+            return f"{sql}  ⏳ waits for {d['blocked_by']}'s transaction"
+        return f"{sql}  → {_db_result(d)}"
     if k == "op.start":
         body = f" {_json(d['body'])}" if d["body"] is not None else ""
         return f"operation {d['op']} begins: {d['method']} {d['path']}{body}"
@@ -71,11 +115,11 @@ def describe(e: Event) -> str:
     if k == "request.refused":
         return f"request {d['request']} reaches a dead API process: no answer"
     if k == "db.wait":
-        return f"{_sql(d['sql'])}  ⏳ waits for {d['blocked_by']}'s transaction"
+        return f"{_sql(sql_for(d['op'], d['fields']))}  ⏳ waits for {d['blocked_by']}'s transaction"
     if k == "db.result" and d["op"] == "disconnect":
         return "the connection drops (PostgreSQL rolls back any open transaction)"
     if k == "db.result":
-        return f"{_sql(d['sql'])}  → {_db_result(d)}"
+        return f"{_sql(sql_for(d['op'], d['fields']))}  → {_db_result(d)}"
     if k == "api.sleep":
         return f"{d['what']} ({d['seconds']:g} s)"
     if k.startswith(("processor.", "completer.")):
