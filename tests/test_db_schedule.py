@@ -98,8 +98,23 @@ class TestShippedSchedules:
             assert description and "\n" not in description, name
 
     def test_every_numbered_behaviour_has_a_schedule(self):
-        """Each of the spec's behaviours 1–10 has at least one shipped schedule, named by behaviour."""
-        assert {name.split("-")[0] for name in shipped() if name[0] == "b"} == {f"b{i}" for i in range(1, 11)}
+        """Each of the spec's behaviours 1–14 has at least one shipped schedule, named by behaviour."""
+        assert {name.split("-")[0] for name in shipped() if name[0] == "b"} == {f"b{i}" for i in range(1, 15)}
+
+    def test_the_recovery_points_schedule_shows_each_phase(self):
+        """x-recovery-points: a claim, a 409 while the lease is fresh, a resumed phase and a released finish."""
+        document = run_on_model(load("x-recovery-points")).document
+        rows = {name: [(e["op"], e["rows"], e["row"]) for e in entries if e["op"] in ("claim_key", "lock_key")]
+                for name, entries in document["sessions"].items()}
+        assert rows == {
+            "api1": [("claim_key", 1, {"recovery_point": "started"}),
+                     ("lock_key", 1, {"status": "in_progress", "recovery_point": "started"})],
+            "api2": [("claim_key", 0, None)],
+            "api3": [("claim_key", 1, {"recovery_point": "charge_created"}),
+                     ("lock_key", 1, {"status": "in_progress", "recovery_point": "charge_created"})],
+            "api4": []}
+        assert document["tables"]["idempotency_keys"][0]["status"] == "done"
+        assert len(document["tables"]["charges"]) == 1
 
     def test_a_name_resolves_to_the_shipped_file(self):
         """A bare name (with or without .json) finds the shipped schedule."""
