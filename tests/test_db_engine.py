@@ -1,4 +1,4 @@
-"""The DB model, behaviour by behaviour (the numbered list of the DB schedule spec), as specifications.
+"""The DB model, behaviour by behaviour (the numbered list of the DB schedule spec, 1–14), as specifications.
 
 Each test runs a small schedule on the model and asserts every step's (op, start, end, rows, row, error).
 """
@@ -72,6 +72,18 @@ def lock_timeout(seconds, at=None):
 
 def sleep(seconds, at=None):
     return _step("sleep", at, seconds=seconds)
+
+
+def lock(key="k", at=None):
+    return _step("lock_key", at, key=key)
+
+
+def claim(key="k", lease=4.5, at=None):
+    return _step("claim_key", at, key=key, lease=lease)
+
+
+def set_point(key="k", point="charged", release=None, at=None):
+    return _step("set_point", at, key=key, point=point, release=release)
 
 
 def run(sessions: dict, unique_key: bool = True) -> ModelRun:
@@ -448,6 +460,211 @@ class TestSequence:
         assert result.ids == {"idempotency_keys": [1, 5], "charges": []}
 
 
+# -- 11 ---------------------------------------------------------------------------------------------------------------
+
+LOCKED = {"status": "in_progress", "recovery_point": "started"}
+"""lock_key's row for a key just registered."""
+
+
+def held(*steps, until=5, at=1):
+    """s1 registers k at 0, then holds it in a transaction from `at` to `until` with `steps`."""
+    return [register(at=0), begin(at), *steps, sleep(until - at), commit()]
+
+
+class TestLockKey:
+    def test_lock_key_waits_for_a_transaction_that_updated_the_row(self):
+        """lock_key waits for a transaction that updated the row, then returns its newest version."""
+        result = run({"s1": held(complete()), "s2": [lock(at=2)]})
+        assert lanes(result)["s2"] == [("lock_key", 2, 5, 1, {"status": "done", "recovery_point": "started"}, None)]
+        assert result.results["s2"][0].blocked_by == ("s1",)
+
+    def test_lock_key_of_a_row_deleted_meanwhile_gets_zero_rows(self):
+        """lock_key waits for a transaction that deleted the row, and finds nothing after its commit."""
+        assert lanes(run({"s1": held(delete()), "s2": [lock(at=2)]}))["s2"] == [("lock_key", 2, 5, 0, None, None)]
+
+    @pytest.mark.parametrize("holder", [lock(), claim(), set_point()])
+    def test_lock_key_waits_for_a_lock_a_claim_or_a_set_point(self, holder):
+        """lock_key waits for a transaction that locked, claimed or set a point on the row."""
+        assert lanes(run({"s1": held(holder), "s2": [lock(at=2)]}))["s2"][0][:3] == ("lock_key", 2, 5)
+
+    @pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+    def test_repeatable_read_lock_key_gets_40001_when_the_row_changed(self, isolation):
+        """Repeatable read and serializable lock_key get 40001 once the transaction that updated the row commits."""
+        result = run({"s1": held(complete(), at=2), "s2": [begin(1, isolation), select(), lock(at=3), rollback()]})
+        assert lanes(result)["s2"][2] == ("lock_key", 3, 5, None, None, "40001")
+
+    @pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+    def test_repeatable_read_lock_key_gets_the_row_when_the_holder_only_locked_it(self, isolation):
+        """A holder that only locked the row changed nothing: repeatable read lock_key gets 1 row after its commit."""
+        result = run({"s1": held(lock(), at=2), "s2": [begin(1, isolation), select(), lock(at=3), commit()]})
+        assert lanes(result)["s2"][2] == ("lock_key", 3, 5, 1, LOCKED, None)
+
+    def test_lock_key_does_not_see_an_uncommitted_insert(self):
+        """lock_key, claim_key and set_point of a row another transaction inserted get 0 rows at once."""
+        assert lanes(run({"s1": HOLDS_K_UNTIL_5, "s2": [lock(at=1), claim(), set_point(), lock(at=6)]}))["s2"] == [
+            ("lock_key", 1, 1, 0, None, None), ("claim_key", 1, 1, 0, None, None), ("set_point", 1, 1, 0, None, None),
+            ("lock_key", 6, 6, 1, LOCKED, None)]
+
+    def test_inserts_and_select_key_do_not_wait_for_a_lock(self):
+        """register_key, insert_key and select_key of a row that is only locked answer at once."""
+        assert lanes(run({"s1": held(lock()), "s2": [register(at=2), insert(), select()]}))["s2"] == [
+            ("register_key", 2, 2, 0, None, None), ("insert_key", 2, 2, None, None, "23505"),
+            ("select_key", 2, 2, 1, NEW, None)]
+
+    @pytest.mark.parametrize("change", [complete(), delete(), set_point(), claim()])
+    def test_updates_and_deletes_wait_for_a_lock(self, change):
+        """complete_key, delete_key, set_point and claim_key wait for a transaction that locked the row."""
+        ends = lanes(run({"s1": held(lock()), "s2": [{**change, "at": 2}]}))["s2"][0]
+        assert (ends[:4], ends[5]) == ((change["op"], 2, 5, 1), None)
+
+    def test_a_transaction_does_not_wait_for_its_own_lock(self):
+        """A transaction that locked the row locks and updates it again without waiting."""
+        assert lanes(run({"s1": [register(at=0), begin(), lock(), lock(), set_point(), claim(), commit()]}))["s1"][2:6] \
+            == [("lock_key", 0, 0, 1, LOCKED, None), ("lock_key", 0, 0, 1, LOCKED, None),
+                ("set_point", 0, 0, 1, None, None), ("claim_key", 0, 0, 1, {"recovery_point": "charged"}, None)]
+
+    def test_lock_timeout_ends_a_wait_for_a_lock(self):
+        """A lock_key waiting longer than lock_timeout fails with 55P03."""
+        assert lanes(run({"s1": held(lock()), "s2": [lock_timeout(2), lock(at=2)]}))["s2"][1] == \
+            ("lock_key", 2, 4, None, None, "55P03")
+
+    def test_waiters_on_a_lock_take_it_in_turn(self):
+        """When the holder commits, the first waiter locks the row and the next one waits for it."""
+        result = run({"s1": held(lock()), "s2": [begin(2), lock(), sleep(3), commit()], "s3": [complete(at=3)]})
+        assert lanes(result)["s3"] == [("complete_key", 3, 8, 1, None, None)]
+        assert result.results["s3"][0].blocked_by == ("s1", "s2")
+
+
+# -- 12 ---------------------------------------------------------------------------------------------------------------
+
+
+class TestClaimKey:
+    def test_a_claim_takes_an_unclaimed_key_and_returns_its_recovery_point(self):
+        """claim_key of a key nobody claimed sets locked_at and returns the recovery point."""
+        assert lanes(run({"s1": [register(at=0), set_point(point="charged"), claim(at=1)]}))["s1"][2] == \
+            ("claim_key", 1, 1, 1, {"recovery_point": "charged"}, None)
+
+    def test_a_fresh_claim_gives_zero_rows_and_an_expired_one_is_taken(self):
+        """A second claim within the lease gets 0 rows; one after the lease has run out gets the key."""
+        assert [lane[3] for lane in lanes(run({"s1": [register(at=0), claim(at=1), claim(at=3), claim(at=6)]}))["s1"]] \
+            == [1, 1, 0, 1]
+
+    def test_a_fresh_claim_gives_zero_rows_at_once_even_while_the_row_is_held(self):
+        """The lease test fails on the snapshot's version: 0 rows without waiting for the holder."""
+        result = run({"s0": [register(at=0), claim(at=1)], "s1": [begin(2), set_point(), sleep(5), commit()],
+                      "s2": [claim(at=3)]})
+        assert lanes(result)["s2"] == [("claim_key", 3, 3, 0, None, None)]
+
+    def test_a_claim_that_passes_waits_and_retests_the_newest_version(self):
+        """After waiting for a transaction that claimed the key, read committed re-tests and gets 0 rows."""
+        result = run({"s1": held(claim()), "s2": [claim(at=2)]})
+        assert lanes(result)["s2"] == [("claim_key", 2, 5, 0, None, None)]
+
+    def test_a_claim_that_passes_the_retest_claims_the_newest_version(self):
+        """After waiting for a set_point, read committed re-tests the newest version and claims it."""
+        result = run({"s0": [register(at=0), claim(at=1)], "s1": [begin(2), set_point(), sleep(5), commit()],
+                      "s2": [claim(lease=1, at=4)]})
+        assert lanes(result)["s2"] == [("claim_key", 4, 7, 1, {"recovery_point": "charged"}, None)]
+
+    def test_a_claim_waits_and_claims_when_the_holder_rolls_back(self):
+        """The holder's claim rolls back: the waiting claim takes the key."""
+        result = run({"s1": [register(at=0), begin(1), claim(), sleep(4), rollback()], "s2": [claim(at=2)]})
+        assert lanes(result)["s2"] == [("claim_key", 2, 5, 1, {"recovery_point": "started"}, None)]
+
+    @pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+    def test_repeatable_read_claim_gets_40001_after_a_wait(self, isolation):
+        """A repeatable read or serializable claim waiting for a claim that commits gets 40001."""
+        result = run({"s1": held(claim(), at=2), "s2": [begin(1, isolation), select(), claim(at=3), rollback()]})
+        assert lanes(result)["s2"][2] == ("claim_key", 3, 5, None, None, "40001")
+
+    @pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+    def test_repeatable_read_claim_gets_40001_at_once(self, isolation):
+        """A claim committed after the snapshot fails a repeatable read claim that passes its test, at once."""
+        result = run({"s1": held(claim(), at=2), "s2": [begin(1, isolation), select(), claim(at=6), rollback()]})
+        assert lanes(result)["s2"][2] == ("claim_key", 6, 6, None, None, "40001")
+
+    @pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
+    def test_a_claim_that_fails_on_its_snapshot_gives_zero_rows_without_error(self, isolation):
+        """A claim whose lease test fails on its snapshot's version gets 0 rows and no error at every level."""
+        result = run({"s1": [register(at=0), claim(at=1), begin(2), set_point(), sleep(3), commit()],
+                      "s2": [begin(3, isolation), claim(), commit()]})
+        assert lanes(result)["s2"][1] == ("claim_key", 3, 3, 0, None, None)
+
+    def test_a_claim_that_got_zero_rows_after_a_wait_keeps_the_row_locked(self):
+        """A read committed claim that waited and then got 0 rows keeps the row locked until its transaction ends."""
+        result = run({"s1": held(claim()), "s2": [begin(2), claim(), sleep(4), commit()],
+                      "s3": [lock(at=6)], "s4": [register(at=7)]})
+        assert lanes(result)["s2"][1] == ("claim_key", 2, 5, 0, None, None)
+        assert lanes(result)["s3"] == [("lock_key", 6, 9, 1, LOCKED, None)]
+        assert lanes(result)["s4"] == [("register_key", 7, 7, 0, None, None)]
+
+    def test_set_point_waits_like_an_update_and_release_frees_the_lease(self):
+        """set_point waits for a claim like any UPDATE; with release it clears locked_at, so a claim succeeds."""
+        result = run({"s1": held(claim()), "s2": [set_point(point="finished", release=True, at=2), claim()]})
+        assert lanes(result)["s2"] == [("set_point", 2, 5, 1, None, None),
+                                       ("claim_key", 5, 5, 1, {"recovery_point": "finished"}, None)]
+
+
+# -- 13 ---------------------------------------------------------------------------------------------------------------
+
+
+class TestNowIsTransactionStart:
+    def test_a_claim_records_the_transactions_begin_time(self):
+        """A claim late in a transaction records locked_at = the BEGIN time."""
+        env = simpy.Environment()
+        db = Database(env)
+        drive(db, env, "api", [("register_key", {"key": "k", "fingerprint": "f"}), ("begin", {}, 1),
+                               ("claim_key", {"key": "k", "lease": 4.5}, 4), ("commit", {})])
+        env.run()
+        assert db.committed_keys()[0]["locked_at"] == 1
+
+    def test_another_session_finds_a_late_claim_already_expired(self):
+        """A claim made at 5 in a transaction begun at 1 has expired for a claim at 6.5 with a 4.5 s lease."""
+        result = run({"s1": [register(at=0), begin(1), sleep(4), claim(), commit()], "s2": [claim(at=6.5)]})
+        assert lanes(result)["s2"] == [("claim_key", 6.5, 6.5, 1, {"recovery_point": "started"}, None)]
+
+    def test_an_autocommit_claim_retests_with_its_start_time_after_a_wait(self):
+        """An autocommit claim's now() is its start, before the wait: the re-test at 6 still uses 2."""
+        result = run({"s1": held(claim(lease=3), until=6), "s2": [claim(lease=3, at=2), claim(lease=3, at=7)]})
+        assert lanes(result)["s2"] == [("claim_key", 2, 6, 0, None, None),
+                                       ("claim_key", 7, 7, 1, {"recovery_point": "started"}, None)]
+
+    def test_expires_at_counts_from_begin_and_delete_expired_uses_its_start(self):
+        """expires_at is the BEGIN time + ttl; delete_expired compares it with its own transaction's start."""
+        env = simpy.Environment()
+        db = Database(env)
+        drive(db, env, "api", [("begin", {}), ("register_key", {"key": "k", "fingerprint": "f", "ttl": 3}, 5),
+                               ("commit", {})])
+        reaped = drive(db, env, "reaper", [("begin", {}, 2), ("delete_expired", {}, 5), ("commit", {}),
+                                           ("delete_expired", {})])
+        env.run()
+        assert db.committed_keys() == []
+        assert [r.rows for r in reaped] == [None, 0, None, 1]
+
+
+# -- 14 ---------------------------------------------------------------------------------------------------------------
+
+
+class TestDeadlockThroughLocks:
+    def test_two_transactions_waiting_for_each_others_locks_deadlock(self):
+        """lock_key and set_point waiting for each other's rows: the first waiter gets 40P01 after 1 s."""
+        result = lanes(run({
+            "s0": [register("a", at=0), register("b")],
+            "s1": [begin(1), lock("a"), lock("b", at=3), rollback()],
+            "s2": [begin(2), claim("b"), set_point("a", at=3.5), commit()]}))
+        assert result["s1"][2] == ("lock_key", 3, 4, None, None, "40P01")
+        assert result["s2"][2] == ("set_point", 3.5, 4, 1, None, None)
+
+    def test_a_check_before_the_cycle_closed_finds_nothing(self):
+        """When the second wait starts more than 1 s after the first, the second session gets 40P01."""
+        result = lanes(run({
+            "s0": [register("a", at=0), register("b")],
+            "s1": [begin(1), lock("a"), lock("b", at=3), commit()],
+            "s2": [begin(2), lock("b"), lock("a", at=6), rollback()]}))
+        assert result["s1"][2] == ("lock_key", 3, 7, 1, LOCKED, None)
+        assert result["s2"][2] == ("lock_key", 6, 7, None, None, "40P01")
+
+
 # -- the Database API the simulator's designs use ---------------------------------------------------------------------
 
 
@@ -467,7 +684,7 @@ def drive(db: Database, env: simpy.Environment, conn_name: str, statements: list
 
 class TestDatabaseApi:
     def test_rows_record_created_at_and_expires_at(self):
-        """A key row records the statement's time and time + ttl (default 86400 s)."""
+        """A key row records the statement's time, time + ttl (default 86400 s) and the recovery columns."""
         env = simpy.Environment()
         db = Database(env)
         drive(db, env, "api", [("register_key", {"key": "a", "fingerprint": "f"}, 2),
@@ -475,9 +692,9 @@ class TestDatabaseApi:
         env.run()
         assert db.committed_keys() == [
             {"id": 1, "key": "a", "fingerprint": "f", "status": "in_progress", "response": None,
-             "created_at": 2, "expires_at": 86402},
+             "created_at": 2, "expires_at": 86402, "recovery_point": "started", "locked_at": None},
             {"id": 2, "key": "b", "fingerprint": "f", "status": "in_progress", "response": None,
-             "created_at": 2, "expires_at": 12}]
+             "created_at": 2, "expires_at": 12, "recovery_point": "started", "locked_at": None}]
 
     def test_delete_key_filters_by_status_and_age(self):
         """delete_key deletes only a row in the given status created strictly before the given time."""

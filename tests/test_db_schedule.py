@@ -7,10 +7,11 @@ import json
 import pytest
 
 from idemsim.db.schedule import load, parse, resolve, run_on_model, scaled, shipped, shipped_dir
+from idemsim.db.sql import sql_for
 from idemsim.errors import InputError
 
 OPS = ("begin, commit, rollback, register_key, insert_key, select_key, complete_key, delete_key, delete_expired, "
-       "insert_charge, count_charges, lock_timeout, sleep, disconnect")
+       "insert_charge, count_charges, lock_key, claim_key, set_point, lock_timeout, sleep, disconnect")
 
 
 def one_session(*steps) -> dict:
@@ -55,6 +56,17 @@ class TestBadSchedules:
         ({"version": 1, "sessions": []},
          "bad.json: field 'sessions': must be an object of sessions (name -> list of steps), got list"),
         ([], "bad.json: a schedule must be a JSON object, got list"),
+        (one_session({"op": "claim_key", "key": "k"}),
+         "bad.json: session 's1', step 1 (1-based), field 'lease': missing; claim_key takes key, lease, at (optional)"),
+        (one_session({"op": "claim_key", "key": "k", "lease": -1}),
+         "bad.json: session 's1', step 1 (1-based), field 'lease': -1 is negative; must be >= 0 seconds"),
+        (one_session({"op": "set_point", "key": "k", "point": "p", "release": "yes"}),
+         "bad.json: session 's1', step 1 (1-based), field 'release': \"yes\" is not allowed; must be true or false"),
+        (one_session({"op": "lock_key", "key": "k", "lease": 1}),
+         "bad.json: session 's1', step 1 (1-based), field 'lease': not allowed; lock_key takes key, at (optional)"),
+        ({"version": 1, "unique_key": False, "sessions": {"s1": [{"op": "begin"}, {"op": "lock_key", "key": "k"}]}},
+         "bad.json: session 's1', step 2 (1-based): lock_key needs unique_key: true (lock_key, claim_key, set_point "
+         "are defined only with the UNIQUE constraint)"),
     ])
     def test_a_bad_schedule_gets_one_line_naming_file_session_step_and_field(self, data, message):
         """Each kind of bad schedule raises InputError with one line that names where and what is allowed."""
@@ -86,8 +98,23 @@ class TestShippedSchedules:
             assert description and "\n" not in description, name
 
     def test_every_numbered_behaviour_has_a_schedule(self):
-        """Each of the spec's behaviours 1–10 has at least one shipped schedule, named by behaviour."""
-        assert {name.split("-")[0] for name in shipped() if name[0] == "b"} == {f"b{i}" for i in range(1, 11)}
+        """Each of the spec's behaviours 1–14 has at least one shipped schedule, named by behaviour."""
+        assert {name.split("-")[0] for name in shipped() if name[0] == "b"} == {f"b{i}" for i in range(1, 15)}
+
+    def test_the_recovery_points_schedule_shows_each_phase(self):
+        """x-recovery-points: a claim, a 409 while the lease is fresh, a resumed phase and a released finish."""
+        document = run_on_model(load("x-recovery-points")).document
+        rows = {name: [(e["op"], e["rows"], e["row"]) for e in entries if e["op"] in ("claim_key", "lock_key")]
+                for name, entries in document["sessions"].items()}
+        assert rows == {
+            "api1": [("claim_key", 1, {"recovery_point": "started"}),
+                     ("lock_key", 1, {"status": "in_progress", "recovery_point": "started"})],
+            "api2": [("claim_key", 0, None)],
+            "api3": [("claim_key", 1, {"recovery_point": "charge_created"}),
+                     ("lock_key", 1, {"status": "in_progress", "recovery_point": "charge_created"})],
+            "api4": []}
+        assert document["tables"]["idempotency_keys"][0]["status"] == "done"
+        assert len(document["tables"]["charges"]) == 1
 
     def test_a_name_resolves_to_the_shipped_file(self):
         """A bare name (with or without .json) finds the shipped schedule."""
@@ -102,6 +129,11 @@ class TestScale:
                                             {"op": "sleep", "seconds": 5})), 0.1)
         assert [(s.op, s.at, s.seconds) for s in schedule.sessions["s1"]] == [("lock_timeout", 0.1, 0.3),
                                                                               ("sleep", None, 0.5)]
+
+    def test_scale_multiplies_a_claims_lease(self):
+        """--scale multiplies claim_key's lease like every other time."""
+        schedule = scaled(parse(one_session({"op": "claim_key", "key": "k", "lease": 4.5, "at": 2})), 0.1)
+        assert [(s.at, s.lease) for s in schedule.sessions["s1"]] == [(0.2, 0.45)]
 
     def test_scale_keeps_deadlock_timeout(self):
         """At scale 0.1 the deadlock check still comes 1 s into the wait."""
@@ -144,3 +176,22 @@ class TestResultDocument:
         document = run_on_model(parse(one_session({"op": "begin"}, {"op": "register_key", "key": "k",
                                                                     "fingerprint": "f"}))).document
         assert document["tables"] == {"idempotency_keys": [], "charges": []}
+
+
+class TestSql:
+    @pytest.mark.parametrize("op, fields, sql", [
+        ("lock_key", {"key": "k-1"},
+         "SELECT status, recovery_point FROM idempotency_keys WHERE key = 'k-1' FOR UPDATE"),
+        ("claim_key", {"key": "k-1", "lease": 0.45},
+         "UPDATE idempotency_keys SET locked_at = now() WHERE key = 'k-1' AND (locked_at IS NULL OR locked_at < "
+         "now() - make_interval(secs => 0.45)) RETURNING recovery_point"),
+        ("set_point", {"key": "k-1", "point": "charge_created"},
+         "UPDATE idempotency_keys SET recovery_point = 'charge_created', locked_at = CASE WHEN false THEN NULL "
+         "ELSE locked_at END WHERE key = 'k-1'"),
+        ("set_point", {"key": "it's", "point": "finished", "release": True},
+         "UPDATE idempotency_keys SET recovery_point = 'finished', locked_at = CASE WHEN true THEN NULL "
+         "ELSE locked_at END WHERE key = 'it''s'"),
+    ])
+    def test_the_recovery_ops_stand_for_the_specs_sql(self, op, fields, sql):
+        """lock_key, claim_key and set_point give the spec's SQL with their values inlined as literals."""
+        assert sql_for(op, fields) == sql

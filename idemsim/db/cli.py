@@ -28,7 +28,7 @@ app = typer.Typer(
 )
 
 DSN_HELP = "PostgreSQL connection string; default: $IDEMSIM_PG_DSN, else postgresql://postgres@127.0.0.1:5432/test."
-SCALE_HELP = "Multiply every time in the schedule (at, sleep, lock_timeout) by F; deadlock_timeout stays 1 s."
+SCALE_HELP = "Multiply every time in the schedule (at, sleep, lock_timeout, lease) by F; deadlock_timeout stays 1 s."
 
 
 class Format(str, Enum):

@@ -1,10 +1,11 @@
 """A SimPy model of PostgreSQL running the two tables of the DB schedule spec (docs/db-model.md).
 
 Guarantees: statements take no simulated time except while blocked; a statement blocks only where PostgreSQL
-blocks (an insert on a key whose row an uncommitted transaction inserted, updated or deleted; an UPDATE/DELETE
-of a row an uncommitted transaction updated or deleted), and it waits on that *transaction*, as PostgreSQL
-does. Errors come back as SQLSTATE strings in `Result.error`, never as exceptions. There is no randomness and
-no wall clock; where PostgreSQL may choose, the model takes the documented choice (`Database.wake_order`).
+blocks (an insert on a key whose row an uncommitted transaction inserted, updated or deleted; an UPDATE, DELETE
+or `FOR UPDATE` of a row an uncommitted transaction updated, deleted or locked), and it waits on that
+*transaction*, as PostgreSQL does. `now()` is the transaction's start (`BEGIN`, or the autocommit statement's
+start, before any wait). Errors come back as SQLSTATE strings in `Result.error`, never as exceptions. There is no randomness and no wall clock; where PostgreSQL may choose,
+the model takes the documented choice (`Database.wake_order`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "delete_expired": ((), ()),
     "insert_charge": (("amount",), ("key",)),
     "count_charges": ((), ()),
+    "lock_key": (("key",), ()),
+    "claim_key": (("key", "lease"), ()),
+    "set_point": (("key", "point"), ("release",)),
     "lock_timeout": (("seconds",), ()),
     "disconnect": ((), ()),
 }
@@ -132,7 +136,8 @@ class Database:
     # -- committed state ----------------------------------------------------------------------------------------
 
     def committed_keys(self) -> list[dict]:
-        """Committed `idempotency_keys` rows, by key then id, with `id`, `created_at` and `expires_at`."""
+        """Committed `idempotency_keys` rows, by key then id: `id`, the spec's columns (`recovery_point` and
+        `locked_at` included; times in simulated seconds, `locked_at` None when unclaimed) and `created_at`."""
         live = sorted((v for v in self.versions[KEYS] if v.committed_live()), key=lambda v: (v.values["key"], v.id))
         return [{"id": v.id, **v.values} for v in live]
 
@@ -152,7 +157,7 @@ class Database:
 
     def _begin(self, conn: Connection, isolation: str, explicit: bool) -> Transaction:
         self._xids += 1
-        return Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout)
+        return Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout, start_time=self.env.now)
 
     def _snapshot(self, tx: Transaction) -> Snapshot:
         return tx.statement_snapshot(self.commits)
@@ -365,9 +370,9 @@ class Connection:
                     raise SqlError("40001")  # the conflicting row committed after this snapshot
                 return Result(0, None, None)
         db.predicate_locks.on_write(tx, KEYS)
-        now = db.env.now
         values = {"key": f["key"], "fingerprint": f["fingerprint"], "status": "in_progress", "response": None,
-                  "created_at": now, "expires_at": now + float(f.get("ttl") or DEFAULT_TTL)}
+                  "expires_at": tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "recovery_point": "started",
+                  "locked_at": None, "created_at": db.env.now}
         version = RowVersion(KEYS, stmt.id, values, tx)
         db.versions[KEYS].append(version)
         db.versions_by_key.setdefault(f["key"], []).append(version)
@@ -390,13 +395,18 @@ class Connection:
 
     def _scan_keys(self, tx: Transaction, snapshot: Snapshot, key: str | None,
                    match: Callable[[RowVersion], bool]) -> list[RowVersion]:
-        """Visible key rows matching `match`, oldest id first; a lookup by key uses the unique index if any."""
+        """Visible key rows matching `match`, oldest id first; a lookup by key uses the unique index if any.
+
+        The index returns every visible version of the key and each is predicate-locked before the rest of the
+        WHERE clause (a status, a lease) is tested on it, as PostgreSQL's index scan does.
+        """
         db = self.db
         by_index = key is not None and db.unique_key
         examined = db.versions_by_key.get(key, []) if by_index else db.versions[KEYS]
-        visible = sorted((v for v in examined if snapshot.shows(v) and match(v)), key=lambda v: v.id)
-        db.predicate_locks.on_read(tx, snapshot, KEYS, examined, visible, by_index)
-        return visible
+        visible = sorted((v for v in examined if snapshot.shows(v)), key=lambda v: v.id)
+        returned = [v for v in visible if v.values["key"] == key] if by_index else visible
+        db.predicate_locks.on_read(tx, snapshot, KEYS, examined, returned, by_index)
+        return [v for v in visible if match(v)]
 
     def _select_key(self, tx: Transaction, stmt: _Statement) -> Result:
         key = stmt.fields["key"]
@@ -409,7 +419,8 @@ class Connection:
     def _complete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
         f = stmt.fields
         change = {"status": f.get("status") or "done", "response": f["response"]}
-        return (yield from self._modify(tx, stmt, f["key"], lambda v: v.values["key"] == f["key"], change))
+        changed = yield from self._modify(tx, stmt, f["key"], lambda v: v.values["key"] == f["key"], change)
+        return Result(len(changed), None, None)
 
     def _delete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
         f = stmt.fields
@@ -419,17 +430,61 @@ class Connection:
             return (v.values["key"] == f["key"] and (status is None or v.values["status"] == status)
                     and (before is None or v.values["created_at"] < before))
 
-        return (yield from self._modify(tx, stmt, f["key"], match, None))
+        return Result(len((yield from self._modify(tx, stmt, f["key"], match, None))), None, None)
 
     def _delete_expired(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
-        now = self.db.env.now
-        return (yield from self._modify(tx, stmt, None, lambda v: v.values["expires_at"] <= now, None))
+        now = tx.start_time
+        changed = yield from self._modify(tx, stmt, None, lambda v: v.values["expires_at"] <= now, None)
+        return Result(len(changed), None, None)
+
+    def _lock_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        """SELECT … FOR UPDATE: lock every visible row of the key (waiting for whoever holds it), and read it."""
+        key = stmt.fields["key"]
+
+        def match(v: RowVersion) -> bool:
+            return v.values["key"] == key
+
+        locked: list[RowVersion] = []
+        for version in self._scan_keys(tx, self.db._snapshot(tx), key, match):
+            target = yield from self._lock_row(tx, stmt, version, match)
+            if target is not None:
+                target.locker = tx
+                locked.append(target)
+        row = {c: locked[0].values[c] for c in ("status", "recovery_point")} if locked else None
+        return Result(len(locked), row, None)
+
+    def _claim_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        """Set `locked_at = now()` where the lease has run out (or none was taken); RETURNING recovery_point.
+
+        The lease test uses `now()`, the transaction's start, in whole microseconds as PostgreSQL's timestamps.
+        """
+        f = stmt.fields
+        now = tx.start_time
+
+        def match(v: RowVersion) -> bool:
+            locked_at = v.values["locked_at"]
+            return v.values["key"] == f["key"] and (
+                locked_at is None or _micros(locked_at) < _micros(now) - _micros(f["lease"]))
+
+        changed = yield from self._modify(tx, stmt, f["key"], match, {"locked_at": now})
+        row = {"recovery_point": changed[0].values["recovery_point"]} if changed else None
+        return Result(len(changed), row, None)
+
+    def _set_point(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+        """Record the recovery point; with `release`, also give the lease up (`locked_at = NULL`)."""
+        f = stmt.fields
+        change: dict[str, Any] = {"recovery_point": f["point"]}
+        if f.get("release"):
+            change["locked_at"] = None
+        changed = yield from self._modify(tx, stmt, f["key"], lambda v: v.values["key"] == f["key"], change)
+        return Result(len(changed), None, None)
 
     def _modify(self, tx: Transaction, stmt: _Statement, key: str | None, match: Callable[[RowVersion], bool],
-                change: dict | None) -> Generator[simpy.Event, Any, Result]:
-        """UPDATE (`change`) or DELETE (None) the visible rows that `match`, each after waiting for its writer."""
+                change: dict | None) -> Generator[simpy.Event, Any, list[RowVersion]]:
+        """UPDATE (`change`) or DELETE (None) the visible rows that `match`, each after waiting for whoever holds
+        it; return the new versions (UPDATE) or the deleted ones (DELETE)."""
         db = self.db
-        rows = 0
+        changed: list[RowVersion] = []
         for version in self._scan_keys(tx, db._snapshot(tx), key, match):
             target = yield from self._lock_row(tx, stmt, version, match)
             if target is None:
@@ -441,30 +496,42 @@ class Connection:
                 target.successor = successor
                 db.versions[KEYS].append(successor)
                 db.versions_by_key[successor.values["key"]].append(successor)
+                changed.append(successor)
             else:
                 target.successor = None
-            rows += 1
-        return Result(rows, None, None)
+                changed.append(target)
+        return changed
 
     def _lock_row(self, tx: Transaction, stmt: _Statement, version: RowVersion,
                   match: Callable[[RowVersion], bool]) -> Generator[simpy.Event, Any, RowVersion | None]:
-        """Wait until no other transaction is changing the row; return the version to change, or None.
+        """Wait until no other transaction holds the row; return the version to change or lock, or None.
 
-        Read committed follows a committed update to the newest version and re-checks the WHERE clause
-        (EvalPlanQual); repeatable read and serializable fail with 40001 instead.
+        A holder that only locked the row changed nothing: once it ends, the same version is taken. After a
+        committed update or delete, read committed follows the row to its newest version, locks it and re-checks
+        the WHERE clause there (EvalPlanQual): a version that no longer matches gives no row but **stays locked**
+        until `tx` ends, and a deleted row gives nothing. Repeatable read and serializable fail with 40001
+        instead of following (also without waiting, when the change committed after their snapshot).
         """
+        followed = False
         while True:
+            holder = version.holder(tx)
+            if holder is not None:
+                yield from self._wait_for(tx, stmt, holder, inserting=False)
+                continue
             xmax = version.xmax
             if xmax is None or xmax.state == ABORTED:
+                if followed and not match(version):
+                    version.locker = tx
+                    return None
                 return version
-            if xmax.state == ACTIVE:
-                yield from self._wait_for(tx, stmt, xmax, inserting=False)
-                continue
+            if xmax is tx:
+                return None  # this statement already changed the row
             if tx.isolation != READ_COMMITTED:
                 raise SqlError("40001")
             version = version.successor
-            if version is None or not match(version):
+            if version is None:
                 return None
+            followed = True
 
     # -- charges --------------------------------------------------------------------------------------------
 
@@ -484,3 +551,8 @@ class Connection:
         visible = [v for v in examined if snapshot.shows(v)]
         db.predicate_locks.on_read(tx, snapshot, CHARGES, examined, visible, by_index=False)
         return Result(None, {"count": len(visible)}, None)
+
+
+def _micros(seconds: float) -> int:
+    """A time in whole microseconds, the resolution of PostgreSQL's timestamps and intervals."""
+    return round(seconds * 1_000_000)

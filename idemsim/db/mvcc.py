@@ -3,6 +3,8 @@
 A `RowVersion` is visible to a `Snapshot` exactly when the snapshot sees the transaction that created it
 (`xmin`) and does not see the one that deleted or replaced it (`xmax`). A snapshot sees its own transaction
 and every transaction that committed before the snapshot was taken; never an uncommitted or later one.
+A row lock that changes nothing (`SELECT … FOR UPDATE`) is kept apart from `xmax` (`RowVersion.locker`): it
+never changes what anyone sees, and only statements that lock rows wait for it.
 Nothing here takes simulated time or makes a choice; `engine.py` drives these objects.
 """
 
@@ -27,7 +29,8 @@ KEYS, CHARGES = "idempotency_keys", "charges"
 class Transaction:
     """One transaction: a `begin` … `commit`/`rollback` block, or one autocommit statement."""
 
-    def __init__(self, xid: int, conn_name: str, isolation: str, explicit: bool, saved_lock_timeout: float):
+    def __init__(self, xid: int, conn_name: str, isolation: str, explicit: bool, saved_lock_timeout: float,
+                 start_time: float = 0.0):
         self.xid = xid
         """Creation order, unique within a `Database`; used to order transactions deterministically."""
         self.conn_name = conn_name
@@ -38,6 +41,8 @@ class Transaction:
         """True for a `begin` block; False for an autocommit statement."""
         self.saved_lock_timeout = saved_lock_timeout
         """The connection's `lock_timeout` when the block began: a rollback restores it (`SET` semantics)."""
+        self.start_time = start_time
+        """Simulated time the transaction began (`BEGIN`, or the autocommit statement's start): its `now()`."""
         self.state = ACTIVE
         """ACTIVE, then COMMITTED or ABORTED, once."""
         self.commit_seq: int | None = None
@@ -88,7 +93,7 @@ class Snapshot:
 class RowVersion:
     """One version of a row (a heap tuple). An UPDATE ends a version and appends its successor."""
 
-    __slots__ = ("table", "id", "values", "xmin", "xmax", "successor", "readers")
+    __slots__ = ("table", "id", "values", "xmin", "xmax", "locker", "successor", "readers")
 
     def __init__(self, table: str, id: int, values: dict[str, Any], xmin: Transaction):
         self.table = table
@@ -101,13 +106,25 @@ class RowVersion:
         """The transaction that created this version."""
         self.xmax: Transaction | None = None
         """The transaction that deleted or updated this version (it may still be active, or have aborted)."""
+        self.locker: Transaction | None = None
+        """The last transaction that locked this version without changing it (`FOR UPDATE`, or an UPDATE that
+        waited and then found it no longer matching); the lock lasts while that transaction is active."""
         self.successor: RowVersion | None = None
         """The version `xmax`'s UPDATE created (t_ctid); None after a DELETE."""
         self.readers: dict[Transaction, None] = {}
         """Serializable transactions holding a predicate lock on this very version (SIREAD tuple lock)."""
 
     def __repr__(self) -> str:
-        return f"<RowVersion {self.table} id={self.id} {self.values} xmin={self.xmin.xid} xmax={self.xmax and self.xmax.xid}>"
+        return (f"<RowVersion {self.table} id={self.id} {self.values} xmin={self.xmin.xid} "
+                f"xmax={self.xmax and self.xmax.xid} locker={self.locker and self.locker.xid}>")
+
+    def holder(self, tx: Transaction) -> Transaction | None:
+        """Another, still active transaction that updated, deleted or locked this version: whom `tx` must wait
+        for before it may change or lock the row; None when the row is free for `tx`."""
+        for other in (self.xmax, self.locker):
+            if other is not None and other is not tx and other.state == ACTIVE:
+                return other
+        return None
 
     def committed_live(self) -> bool:
         """Whether this version is part of the committed state (created by a commit, not deleted by one)."""
@@ -133,7 +150,8 @@ class LockWait:
         self.seq = seq
         """Order in which waits began, database-wide: breaks ties between waits that began at the same time."""
         self.inserting = inserting
-        """True for an insert's unique check (PostgreSQL may wake these in any order), False for UPDATE/DELETE."""
+        """True for an insert's unique check (PostgreSQL may wake these in any order), False for a statement that
+        locks the row (UPDATE, DELETE, `FOR UPDATE`), which queues on PostgreSQL's tuple lock."""
         self.done = env.event()
         """Succeeds once, with RELEASED, LOCK_TIMEOUT or DEADLOCK."""
 

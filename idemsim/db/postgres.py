@@ -67,6 +67,7 @@ def _create_schema(admin, schema: str, unique_key: bool) -> None:
     admin.execute(f"""CREATE TABLE {schema}.idempotency_keys (
         id bigserial PRIMARY KEY, key text NOT NULL{unique}, fingerprint text NOT NULL,
         status text NOT NULL DEFAULT 'in_progress', response jsonb, expires_at timestamptz NOT NULL,
+        recovery_point text NOT NULL DEFAULT 'started', locked_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT clock_timestamp())""")
     admin.execute(f"CREATE TABLE {schema}.charges (id bigserial PRIMARY KEY, amount int NOT NULL, "
                   "idempotency_key text)")
@@ -97,14 +98,12 @@ def _statement(conn, op: str, sql: str) -> tuple[int | None, dict | None, int | 
     if op in ("register_key", "insert_key", "insert_charge"):
         returned = cur.fetchall()
         return len(returned), None, returned[0][0] if returned else None
-    if op == "select_key":
+    if op in ("select_key", "lock_key", "claim_key"):
         found = cur.fetchall()
-        row = None
-        if found:
-            status, fingerprint, response = found[0]
-            row = {"status": status, "fingerprint": fingerprint, "response": response}
-        return len(found), row, None
-    if op in ("complete_key", "delete_key", "delete_expired"):
+        columns = {"select_key": ("status", "fingerprint", "response"), "lock_key": ("status", "recovery_point"),
+                   "claim_key": ("recovery_point",)}[op]
+        return len(found), dict(zip(columns, found[0])) if found else None, None
+    if op in ("complete_key", "delete_key", "delete_expired", "set_point"):
         return cur.rowcount, None, None
     if op == "count_charges":
         return None, {"count": cur.fetchone()[0]}, None

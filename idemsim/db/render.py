@@ -43,6 +43,11 @@ def describe_step(op: str, fields: dict) -> str:
         return f"{op} {fields['seconds']:g} s"
     if op == "begin":
         return f"begin {fields.get('isolation', 'read committed')}"
+    if op == "claim_key":
+        return f"claim_key {_short(fields['key'])} lease {fields['lease']:g} s"
+    if op == "set_point":
+        return f"set_point {_short(fields['key'])} {_short(fields['point'])}" + (" release" if fields.get("release")
+                                                                                else "")
     shown = [_short(v) for k, v in fields.items() if k not in ("at",)]
     return " ".join([op, *shown])
 
@@ -63,6 +68,9 @@ def describe_result(entry: dict, note: StepNote | None) -> str:
             return "0 rows"
         return f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}: {row['status']} {row['fingerprint']} " \
                f"{_short(row['response'], 24)}"
+    if op in ("lock_key", "claim_key") and entry["row"] is not None:
+        return f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}: " + " ".join(
+            _short(value, 24) for value in entry["row"].values())
     if entry["rows"] is not None:
         text = f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}"
         if note and note.id is not None:

@@ -93,6 +93,26 @@ class CountCharges(_Step):
     op: Literal["count_charges"]
 
 
+class LockKey(_Step):
+    op: Literal["lock_key"]
+    key: str
+
+
+class ClaimKey(_Step):
+    op: Literal["claim_key"]
+    key: str
+    lease: Seconds
+    """Seconds a claim stays fresh; `--scale` multiplies it."""
+
+
+class SetPoint(_Step):
+    op: Literal["set_point"]
+    key: str
+    point: str
+    release: bool = False
+    """Also give the lease up (`locked_at = NULL`)."""
+
+
 class LockTimeout(_Step):
     op: Literal["lock_timeout"]
     seconds: Seconds
@@ -109,12 +129,14 @@ class Disconnect(_Step):
 
 Step = Annotated[
     Union[Begin, Commit, Rollback, RegisterKey, InsertKey, SelectKey, CompleteKey, DeleteKey, DeleteExpired,
-          InsertCharge, CountCharges, LockTimeout, Sleep, Disconnect],
+          InsertCharge, CountCharges, LockKey, ClaimKey, SetPoint, LockTimeout, Sleep, Disconnect],
     Field(discriminator="op"),
 ]
 STEP_TYPES: dict[str, type[_Step]] = {
     get_args(model.model_fields["op"].annotation)[0]: model for model in get_args(get_args(Step)[0])}
 """op name -> step model, in the order of `Step`."""
+RECOVERY_OPS = ("lock_key", "claim_key", "set_point")
+"""Ops the spec defines for `unique_key: true` only (the recovery-points design)."""
 
 
 class Schedule(BaseModel):
@@ -132,14 +154,27 @@ class Schedule(BaseModel):
         for name, steps in self.sessions.items():
             for index, step in enumerate(steps[:-1]):
                 if step.op == "disconnect":
-                    raise _AfterDisconnect(name, index + 2)
+                    raise _ScheduleRule(name, index + 2, "a step after 'disconnect'; "
+                                                         "disconnect must be the session's last step")
+        return self
+
+    @model_validator(mode="after")
+    def _recovery_ops_need_the_constraint(self) -> Schedule:
+        if not self.unique_key:
+            for name, steps in self.sessions.items():
+                for index, step in enumerate(steps):
+                    if step.op in RECOVERY_OPS:
+                        raise _ScheduleRule(name, index + 1, f"{step.op} needs unique_key: true "
+                                                             f"({', '.join(RECOVERY_OPS)} are defined only with "
+                                                             "the UNIQUE constraint)")
         return self
 
 
-class _AfterDisconnect(ValueError):
-    def __init__(self, session: str, step: int):
-        super().__init__(f"session {session!r}, step {step} (1-based): a step after 'disconnect'; "
-                         "disconnect must be the session's last step")
+class _ScheduleRule(ValueError):
+    """A rule about a whole schedule that one step breaks."""
+
+    def __init__(self, session: str, step: int, problem: str):
+        super().__init__(f"session {session!r}, step {step} (1-based): {problem}")
 
 
 # -- loading ----------------------------------------------------------------------------------------------------
@@ -192,7 +227,7 @@ def _describe(error: ValidationError) -> str:
     """One line for the first problem pydantic found."""
     err = error.errors()[0]
     loc, kind, ctx, got = err["loc"], err["type"], err.get("ctx") or {}, err.get("input")
-    if kind == "value_error" and isinstance(ctx.get("error"), _AfterDisconnect):
+    if kind == "value_error" and isinstance(ctx.get("error"), _ScheduleRule):
         return str(ctx["error"])
     where: list[str] = []
     op: str | None = None
@@ -265,7 +300,7 @@ def _explain(kind: str, op: str | None, name: str | None, ctx: dict, got: Any, l
 
 # -- scale ------------------------------------------------------------------------------------------------------
 
-_TIME_FIELDS = ("at", "seconds", "ttl", "created_before")
+_TIME_FIELDS = ("at", "seconds", "ttl", "created_before", "lease")
 """Every time in a step; `--scale` multiplies them all (deadlock_timeout stays 1 s)."""
 
 

@@ -76,6 +76,16 @@ def sql_for(op: str, fields: Mapping[str, Any]) -> str:
                     f"{literal(f.get('key'))}) RETURNING id")
         case "count_charges":
             return "SELECT count(*) FROM charges"
+        case "lock_key":
+            return f"SELECT status, recovery_point FROM idempotency_keys WHERE key = {literal(f['key'])} FOR UPDATE"
+        case "claim_key":
+            return (f"UPDATE idempotency_keys SET locked_at = now() WHERE key = {literal(f['key'])} "
+                    f"AND (locked_at IS NULL OR locked_at < now() - make_interval(secs => {literal(f['lease'])})) "
+                    "RETURNING recovery_point")
+        case "set_point":
+            return (f"UPDATE idempotency_keys SET recovery_point = {literal(f['point'])}, "
+                    f"locked_at = CASE WHEN {literal(bool(f.get('release', False)))} THEN NULL ELSE locked_at END "
+                    f"WHERE key = {literal(f['key'])}")
         case "lock_timeout":
             return f"SET lock_timeout = '{round(f['seconds'] * 1000)}ms'"
         case "sleep":
