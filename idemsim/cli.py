@@ -213,16 +213,27 @@ def explore(
                                                                                "(default: search 5, "
                                                                                "exhaustive 3; exhaustive "
                                                                                "allows up to 6)."),
-    save: Optional[str] = typer.Option(None, "--save", help="Where to write a counterexample as a scenario file "
-                                                            "(default: counterexample-DESIGN-SEED.toml)."),
+    save: Optional[str] = typer.Option(None, "--save", help="Write a counterexample to this scenario file, which "
+                                                            "`idemsim run FILE` replays (default: nothing is "
+                                                            "written)."),
+    force: bool = typer.Option(False, "--force", help="With --save: replace an existing file."),
     format: Format = typer.Option(Format.text, "--format", help="text: verdict and timeline; json: verdict, "
                                                                "counts and the counterexample's trace."),
+    property_: List[str] = typer.Option([], "--property", help="Judge only this property (repeatable; default: "
+                                                               "all seven). E.g. at-most-one-charge: the "
+                                                               "database's promise alone."),
 ) -> None:
-    """Search for a fault schedule that breaks exactly-once charging.
+    """Search for a fault schedule that breaks exactly-once charging: on the database's charges and on the
+    money the payment processor captured.
 
-    The default configuration is correct for same-tx: one key per operation, fingerprint check on, retention
-    longer than the retry window (committed-first: a lease longer than the longest handler time); see
-    docs/explore.md. Exit codes: 1 a counterexample was found (saved and printed), 0 none was, 2 bad input.
+    The default configuration gives the article's designs their best chance: one key per operation,
+    fingerprint check on, retention longer than the retry window, committed-first with a lease longer than
+    any handler. The processor is called without a key of its own, so same-tx is broken by a crash or a lost
+    answer between the capture and the COMMIT (two captures, one row); --set api.processor_key=request-key
+    stops the double capture but leaves an orphan when nobody retries; recovery-points, with its completer,
+    survives every schedule. --property at-most-one-charge judges the database's promise alone. See
+    docs/explore.md. Exit codes: 1 a counterexample was found (printed, and saved with --save), 0 none was,
+    2 bad input.
     """
     from . import explore as ex
     from .simulation import FORMAT_VERSION
@@ -235,16 +246,19 @@ def explore(
                              f"({ex.count_schedules(len(ex.universe()), most)} schedules)")
         k = ex.DEFAULT_MAX_FAULTS[mode] if max_faults is None else max_faults
         base = ex.base_scenario(design, set_, seed)
-        ex.check_save_path(save or ex.default_path(design, seed))
+        if save is not None:
+            ex.check_save_path(save, force=force)
+        ex.judged_properties(property_)
         command = ex.command_line(design, set_, seed, exhaustive_mode=exhaustive, max_faults=k,
-                                  max_examples=None if exhaustive else max_examples)
+                                  max_examples=None if exhaustive else max_examples, properties=property_)
         if exhaustive:
-            result = ex.exhaustive(design, set_, max_faults=k, seed=seed)
+            result = ex.exhaustive(design, set_, max_faults=k, seed=seed, properties=property_)
         else:
-            result = ex.search(design, set_, max_examples=max_examples, seed=seed, max_faults=k)
+            result = ex.search(design, set_, max_examples=max_examples, seed=seed, max_faults=k,
+                               properties=property_)
         cx = result.counterexample
-        if cx is not None:
-            ex.save(cx, save or ex.default_path(design, seed), command)
+        if cx is not None and save is not None:
+            ex.save(cx, save, command)
     if format is Format.json:
         doc = {"version": FORMAT_VERSION, **result.to_dict(), "sets": list(set_), "command": command}
         print(json.dumps(doc, ensure_ascii=False, indent=1))
@@ -257,9 +271,13 @@ def explore(
 
             console.print()
             print_run(console, cx.run, None, cx.saved)
-            console.print(f"saved: {cx.saved} (its expectation records this counterexample: `idemsim run` "
-                          f"holds when it reproduces it)", markup=False)
-            console.print(f"replay: {cx.replay_command()}", markup=False)
+            if cx.saved:
+                console.print(f"saved: {cx.saved} (its expectation records this counterexample: `idemsim run` "
+                              f"holds when it reproduces it)", markup=False)
+                console.print(f"replay: {cx.replay_command()}", markup=False)
+            else:
+                console.print(f"not saved: add --save FILE to keep it as a scenario that `idemsim run FILE` "
+                              f"replays ({ex.default_path(design, seed)}, say)", markup=False)
     raise typer.Exit(1 if result.counterexample is not None else 0)
 
 

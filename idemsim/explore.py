@@ -117,15 +117,27 @@ class Counterexample:
                 "described": [f.describe() for f in self.faults],
                 "violations": [v.to_dict() for v in self.violations],
                 "saved": self.saved, "replay": self.replay_command(),
-                "summary": self.run.summary, "trace": self.run.trace.to_list()}
+                "summary": self.run.summary, "trace": self.run.trace_json()}
 
 
-def judge(scenario: Scenario, design: str, seed: int) -> tuple[Run, list[Violation]]:
+def judged_properties(names: list[str] | None) -> tuple[str, ...]:
+    """The properties an exploration judges: the ``--property`` names given (each checked), else all."""
+    from .properties import PROPERTIES
+
+    for name in names or ():
+        if name not in PROPERTIES:
+            raise InputError(f"--property {name!r}: no such property; allowed: {', '.join(PROPERTIES)}")
+    return tuple(name for name in PROPERTIES if not names or name in names)
+
+
+def judge(scenario: Scenario, design: str, seed: int,
+          properties: tuple[str, ...] | None = None) -> tuple[Run, list[Violation]]:
+    """One run and the violations of the judged ``properties`` (default: all)."""
     run = simulate(scenario, design, seed)
-    return run, check(run)
+    return run, [v for v in check(run) if properties is None or v.property in properties]
 
 
-def reduce(run: Run, base: Scenario) -> tuple[Counterexample, int]:
+def reduce(run: Run, base: Scenario, properties: tuple[str, ...] | None = None) -> tuple[Counterexample, int]:
     """The counterexample made minimal, and the runs that took.
 
     First only the faults that happened are kept (the others changed nothing); then, greedily, any single
@@ -136,10 +148,10 @@ def reduce(run: Run, base: Scenario) -> tuple[Counterexample, int]:
     """
     fired = sorted(set(run.fired))
     best = run.scenario.model_copy(update={"faults": [run.scenario.faults[i] for i in fired]})
-    best_run, best_violations = judge(best, run.design, run.seed)
+    best_run, best_violations = judge(best, run.design, run.seed, properties)
     runs = 1
     if not best_violations:  # cannot happen: a fault that never fired changed nothing
-        return Counterexample(run, check(run)), runs
+        return Counterexample(run, judge(run.scenario, run.design, run.seed, properties)[1]), runs
     improved = True
     while improved:
         improved = False
@@ -149,7 +161,7 @@ def reduce(run: Run, base: Scenario) -> tuple[Counterexample, int]:
                        for section in ("client", "network", "api")
                        if getattr(best, section) != getattr(base, section)]
         for candidate in candidates:
-            candidate_run, violations = judge(candidate, run.design, run.seed)
+            candidate_run, violations = judge(candidate, run.design, run.seed, properties)
             runs += 1
             if violations:
                 best, best_run, best_violations, improved = candidate, candidate_run, violations, True
@@ -177,6 +189,8 @@ class Exploration:
     """Exhaustive mode: how many schedules of at most ``max_faults`` faults the universe has."""
     effective: int = 0
     """Exhaustive mode: schedules checked in which every fault happened (the others repeat a smaller one)."""
+    properties: tuple = ()
+    """The properties judged (all unless ``--property`` named some)."""
 
     @property
     def verdict(self) -> str:
@@ -187,7 +201,7 @@ class Exploration:
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"design": self.design, "seed": self.seed, "mode": self.mode,
                                "verdict": self.verdict, "valid": self.counterexample is None,
-                               "max_faults": self.max_faults}
+                               "max_faults": self.max_faults, "properties": list(self.properties)}
         if self.mode == "exhaustive":
             doc.update(universe={"faults": len(self.universe), "schedules": self.schedules,
                                  "described": [f.describe() for f in self.universe]},
@@ -203,15 +217,20 @@ class _Found(AssertionError):
 
 
 def search(design: str, sets: list[str] | None = None, *, max_examples: int = DEFAULT_MAX_EXAMPLES,
-           seed: int = DEFAULT_SEED, max_faults: int = DEFAULT_MAX_FAULTS["search"]) -> Exploration:
+           seed: int = DEFAULT_SEED, max_faults: int = DEFAULT_MAX_FAULTS["search"],
+           properties: list[str] | None = None) -> Exploration:
     """Let Hypothesis choose up to ``max_examples`` runs; shrink the first that breaks a property."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
+
+    if not _in_pytest():
+        _no_files_in_the_working_directory()
 
     from .strategies import schedules
 
     sets = list(sets or [])
     base = base_scenario(design, sets, seed)  # bad input fails here, before any example
+    judged = judged_properties(properties)
     ops = 1
     state = {"examples": 0, "shrink": 0, "last": None}
 
@@ -225,7 +244,7 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
             state["examples"] += 1
         else:
             state["shrink"] += 1
-        run, violations = judge(scenario_for(design, schedule, sets, seed), design, seed)
+        run, violations = judge(scenario_for(design, schedule, sets, seed), design, seed, judged)
         if violations:
             state["last"] = run
             raise _Found(violations[0])
@@ -235,11 +254,34 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     except _Found:
         pass
     result = Exploration(design, seed, "search", None, state["examples"], max(0, state["shrink"] - 1),
-                          max_faults=max_faults)
+                          max_faults=max_faults, properties=judged)
     if state["last"] is not None:
-        result.counterexample, runs = reduce(state["last"], base)
+        result.counterexample, runs = reduce(state["last"], base, judged)
         result.shrink_runs += runs
     return result
+
+
+def _in_pytest() -> bool:
+    import sys
+
+    return "pytest" in sys.modules
+
+
+def _no_files_in_the_working_directory() -> None:
+    """Hypothesis keeps an example database and a cache of constants under ``.hypothesis/`` in the working
+    directory. An exploration needs neither: no database, and the cache goes to a temporary directory that
+    is removed when the process ends."""
+    import atexit
+    import shutil
+
+    from hypothesis import settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    home = tempfile.mkdtemp(prefix="idemsim-hypothesis-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    set_hypothesis_home_dir(home)
+    settings.register_profile("idemsim-explore", database=None)
+    settings.load_profile("idemsim-explore")
 
 
 # -- the exhaustive enumeration ---------------------------------------------------------------------------------
@@ -261,19 +303,20 @@ def count_schedules(n: int, k: int) -> int:
 
 
 def exhaustive(design: str, sets: list[str] | None = None, *, max_faults: int = DEFAULT_MAX_FAULTS["exhaustive"],
-               seed: int = DEFAULT_SEED) -> Exploration:
+               seed: int = DEFAULT_SEED, properties: list[str] | None = None) -> Exploration:
     """Judge every schedule of at most ``max_faults`` faults of `universe`, fewest faults first."""
     base = base_scenario(design, sets, seed)
+    judged = judged_properties(properties)
     faults = universe()
     result = Exploration(design, seed, "exhaustive", None, universe=faults, max_faults=max_faults,
-                          schedules=count_schedules(len(faults), max_faults))
+                          schedules=count_schedules(len(faults), max_faults), properties=judged)
     for k in range(min(max_faults, len(faults)) + 1):
         for combo in itertools.combinations(faults, k):
-            run, violations = judge(base.model_copy(update={"faults": list(combo)}), design, seed)
+            run, violations = judge(base.model_copy(update={"faults": list(combo)}), design, seed, judged)
             result.examples += 1
             result.effective += len(set(run.fired)) == k
             if violations:
-                result.counterexample, _ = reduce(run, base)
+                result.counterexample, _ = reduce(run, base, judged)
                 return result
     return result
 
@@ -283,12 +326,17 @@ def default_path(design: str, seed: int) -> str:
     return f"counterexample-{design}-{seed}.toml"
 
 
-def check_save_path(path: str) -> None:
-    """Refuse, before any search, a ``--save`` path whose directory does not exist or that is a directory."""
+def check_save_path(path: str, force: bool = False) -> None:
+    """Refuse, before any search, a ``--save`` path that is empty, a directory, in a directory that does not
+    exist, or an existing file (unless ``force``)."""
+    if not path.strip():
+        raise InputError("--save '': give a file name")
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
         raise InputError(f"--save {path}: is a directory; give a file name")
+    if target.exists() and not force:
+        raise InputError(f"--save {path}: the file exists; add --force to replace it")
     if not directory.is_dir():
         raise InputError(f"--save {path}: no such directory {str(directory)!r}")
 
@@ -362,6 +410,9 @@ def save(cx: Counterexample, path: str, command: str) -> str:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # the usual mode of a new file, not mkstemp's 0600
         os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
@@ -375,11 +426,13 @@ def save(cx: Counterexample, path: str, command: str) -> str:
 
 
 def command_line(design: str, sets: list[str], seed: int, *, exhaustive_mode: bool, max_faults: int | None,
-                 max_examples: int | None) -> str:
+                 max_examples: int | None, properties: list[str] | None = None) -> str:
     """The ``idemsim explore`` command that finds this again."""
     words = ["idemsim", "explore", design]
     for s in sets:
         words += ["--set", s]
+    for p in properties or ():
+        words += ["--property", p]
     words += ["--seed", str(seed)]
     if exhaustive_mode:
         words += ["--exhaustive", "--max-faults", str(max_faults)]
@@ -462,9 +515,10 @@ def verdict_lines(result: Exploration) -> list[str]:
 
     cx = result.counterexample
     if cx is None:
-        names = ", ".join(PROPERTIES)
+        names = ", ".join(result.properties or PROPERTIES)
         if result.mode == "exhaustive":
-            return [f"verdict: PROVED — every property held for every schedule of the universe ({names})"]
+            every = "every property" if len(result.properties or PROPERTIES) == len(PROPERTIES) else "every judged property"
+            return [f"verdict: PROVED — {every} held for every schedule of the universe ({names})"]
         return [f"verdict: no counterexample in {result.examples} examples ({names}); a search is not a proof: "
                 f"try another --seed, more --max-examples, or --exhaustive"]
     n = len(cx.faults)

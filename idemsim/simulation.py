@@ -56,16 +56,20 @@ class Run:
     def name(self) -> str:
         return self.scenario.name if not self.scenario.variant else f"{self.scenario.name}/{self.scenario.variant}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """The run as JSON-ready data: its trace (each DB event with the SQL it stands for) and summary."""
+    def trace_json(self) -> list[dict[str, Any]]:
+        """The trace as JSON-ready data, each DB event with the SQL it stands for (`idemsim.db.sql.sql_for`)."""
         from .db.sql import sql_for
 
         trace = self.trace.to_list()
         for event in trace:
             if event["kind"] in ("db.wait", "db.result"):
-                event["data"]["sql"] = sql_for(event["data"]["op"], event["data"]["fields"])
+                event["data"] = {**event["data"], "sql": sql_for(event["data"]["op"], event["data"]["fields"])}
+        return trace
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as JSON-ready data: its trace and its summary."""
         return {"scenario": self.scenario.name, "variant": self.scenario.variant, "design": self.design,
-                "seed": self.seed, "trace": trace, "summary": self.summary}
+                "seed": self.seed, "trace": self.trace_json(), "summary": self.summary}
 
 
 def unique_constraint(scenario: Scenario, design: str) -> bool:

@@ -17,10 +17,11 @@ class TestRun:
         """`idemsim run lost-response` shows 1 charge, the replayed 201 and a held verdict."""
         result = cli("run", "lost-response", "--variant", "gateway-504")
         assert result.exit_code == 0, result.output
-        assert "charges recorded           1" in result.stdout
-        assert "replayed response          identical to the first" in result.stdout
+        assert "charges recorded   1" in result.stdout
+        assert "replayed response  identical to the first" in result.stdout
         assert "504 Gateway Timeout" in result.stdout
-        assert "idemsim run lost-response --design same-tx --seed 1 --variant gateway-504" in result.stdout
+        assert ("idemsim run lost-response --design same-tx --seed 1 --variant gateway-504" in
+                result.stdout.replace(" \\\n    ", " "))
 
     def test_every_run_prints_its_seed(self, cli):
         """The summary names the seed, and --seed changes it."""
@@ -81,11 +82,11 @@ class TestBadInput:
         assert "lost-response" in line
 
     def test_unknown_design_lists_the_valid_designs(self, cli, one_line):
-        """An unknown design is one line naming the five designs, exit 2."""
+        """An unknown design is one line naming the six designs, exit 2."""
         result = cli("run", "lost-response", "--design", "magic")
         assert result.exit_code == 2
         assert one_line(result) == ("error: unknown design 'magic'; valid designs: naive, check-then-insert, "
-                                      "same-tx, committed-first, split-tx")
+                                      "same-tx, committed-first, split-tx, recovery-points")
 
     def test_missing_file_is_one_line(self, cli, tmp_path, one_line):
         """A path to a file that does not exist is one line, exit 2."""

@@ -18,11 +18,26 @@ class TestCompareLostResponse:
         """The lost response gives 2 charges under naive and 1 under every keyed design."""
         rows = by_label(compare(load("lost-response")))
         assert {label: row["charges"] for label, row in rows.items()} == {
-            "naive": 2, "check-then-insert": 1, "same-tx": 1, "committed-first": 1, "split-tx": 1}
+            "naive": 2, "check-then-insert": 1, "same-tx": 1, "committed-first": 1, "split-tx": 1,
+            "recovery-points": 1}
 
     def test_every_row_is_judged_by_the_scenarios_expectation(self):
         """Every design has an expectation in lost-response, and every row holds."""
-        assert [row["verdict"] for row in compare(load("lost-response")).rows] == ["held"] * 5
+        assert [row["verdict"] for row in compare(load("lost-response")).rows] == ["held"] * 6
+
+    def test_the_meaning_says_which_designs_are_broken(self):
+        """A held verdict of a broken design reads "reproduces …"; the correct designs read "correct"."""
+        rows = by_label(compare(load("lost-response")))
+        assert rows["naive"]["meaning"] == "reproduces the double charge, the double capture"
+        assert {row["meaning"] for label, row in rows.items() if label != "naive"} == {"correct"}
+
+    def test_rows_count_the_money_and_name_what_broke(self):
+        """Each row carries the captures and the violated properties beside the charges."""
+        rows = by_label(compare(load("crash-after-processor")))
+        assert (rows["same-tx"]["charges"], rows["same-tx"]["captures"]) == (1, 2)
+        assert {v["property"] for v in rows["same-tx"]["violations"]} == {
+            "at-most-one-capture", "exactly-one-on-success", "ledger-agrees"}
+        assert (rows["same-tx (processor_key=request-key)"]["captures"], rows["recovery-points"]["captures"]) == (1, 1)
 
     def test_the_rows_follow_the_designs_order_and_share_one_seed(self):
         """Rows come in the order of DESIGNS, all with the seed the comparison reports."""
@@ -80,8 +95,10 @@ class TestCommand:
         doc = json.loads(result.stdout)
         assert doc["version"] == 1 and doc["scenario"] == "lost-response" and doc["variant"] is None
         assert [(row["design"], row["charges"]) for row in doc["rows"]] == [
-            ("naive", 2), ("check-then-insert", 1), ("same-tx", 1), ("committed-first", 1), ("split-tx", 1)]
-        assert {"outcome", "seen", "wait_seconds", "replay_identical", "verdict", "options"} <= set(doc["rows"][0])
+            ("naive", 2), ("check-then-insert", 1), ("same-tx", 1), ("committed-first", 1), ("split-tx", 1),
+            ("recovery-points", 1)]
+        assert {"outcome", "seen", "wait_seconds", "replay_identical", "verdict", "options", "captures",
+                "violations", "meaning"} <= set(doc["rows"][0])
 
     def test_the_table_shows_every_design(self, cli):
         """The text table has a row per design, with charges and the verdict."""

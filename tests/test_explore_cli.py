@@ -34,13 +34,36 @@ class TestExploreNaive:
         assert "at-most-one-charge: operation 1 was charged 2 times" in out
         assert "charges recorded  2" in out
         assert "✗ the response of 1.1 is lost (fault #1)" in out
-        assert "replay: idemsim run counterexample-naive-1.toml\n" in out
+        assert "not saved: add --save FILE" in out
 
-    def test_it_saves_the_counterexample_under_the_default_name(self, tmp_path, monkeypatch):
-        """Without --save the file is counterexample-DESIGN-SEED.toml, and no temporary file is left."""
+    def test_without_save_nothing_is_written(self, tmp_path, monkeypatch):
+        """Without --save no file appears in the working directory, not even Hypothesis's folder."""
         monkeypatch.chdir(tmp_path)
         explore("naive", "--seed", "4")
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["counterexample-naive-4.toml"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+    def test_save_writes_the_file_with_the_usual_mode_and_no_temporary_file(self, tmp_path):
+        """--save writes the scenario (mode as any new file: 0644 under umask 022) and nothing else."""
+        import os
+
+        old = os.umask(0o022)
+        try:
+            result = explore("naive", "--save", str(tmp_path / "cx.toml"))
+        finally:
+            os.umask(old)
+        assert "replay: idemsim run " in result.stdout
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["cx.toml"]
+        assert (tmp_path / "cx.toml").stat().st_mode & 0o777 == 0o644
+
+    def test_an_existing_file_is_kept_unless_forced(self, tmp_path):
+        """--save onto an existing file is refused (exit 2) unless --force is given."""
+        path = tmp_path / "cx.toml"
+        path.write_text("mine\n")
+        refused = explore("naive", "--save", str(path))
+        assert refused.exit_code == 2 and "the file exists; add --force" in refused.stderr
+        assert path.read_text() == "mine\n"
+        assert explore("naive", "--save", str(path), "--force").exit_code == 1
+        assert path.read_text().startswith("# A counterexample found by")
 
     def test_the_saved_file_replays_exactly(self, tmp_path):
         """`idemsim run FILE` on the saved counterexample gives the same trace, and its expectation holds."""
@@ -55,30 +78,62 @@ class TestExploreNaive:
 
     def test_the_same_seed_gives_the_same_output(self, tmp_path):
         """Two explorations with the same seed print the same report."""
-        a = explore("check-then-insert", "--seed", "9", "--save", str(tmp_path / "a.toml"))
-        b = explore("check-then-insert", "--seed", "9", "--save", str(tmp_path / "a.toml"))
+        a = explore("check-then-insert", "--seed", "9", "--save", str(tmp_path / "a.toml"), "--force")
+        b = explore("check-then-insert", "--seed", "9", "--save", str(tmp_path / "a.toml"), "--force")
         assert a.stdout == b.stdout
 
 
-class TestExploreCorrectDesigns:
-    def test_same_tx_has_no_counterexample_and_exits_0(self, tmp_path, monkeypatch):
-        """The default configuration of same-tx survives the search; nothing is saved."""
+class TestExploreMoney:
+    def test_same_tx_is_broken_by_two_captures_and_one_row(self, tmp_path, monkeypatch):
+        """The default same-tx search ends in a double capture between the capture and the COMMIT: exit 1."""
         monkeypatch.chdir(tmp_path)
-        result = explore("same-tx", "--max-examples", "100")
+        result = explore("same-tx", "--format", "json")
+        assert result.exit_code == 1, result.output
+        cx = as_json(result)["counterexample"]
+        assert (cx["summary"]["charges"], cx["summary"]["captures"]) == (1, 2)
+        assert "at-most-one-capture" in {v["property"] for v in cx["violations"]}
+        assert len(cx["faults"]) == 1
+
+    def test_the_processors_key_stops_the_double_capture(self):
+        """With api.processor_key=request-key no schedule of up to 3 faults captures twice."""
+        result = explore("same-tx", "--set", "api.processor_key=request-key", "--exhaustive",
+                         "--property", "at-most-one-capture", "--property", "at-most-one-charge")
+        assert result.exit_code == 0, result.output
+        assert "verdict: PROVED — every judged property held" in result.stdout
+
+    def test_with_the_processors_key_an_orphan_capture_remains(self):
+        """With the processor's key, a last attempt that dies after the capture leaves money unrecorded."""
+        result = explore("same-tx", "--set", "api.processor_key=request-key", "--format", "json")
+        assert result.exit_code == 1, result.output
+        assert {v["property"] for v in as_json(result)["counterexample"]["violations"]} == {"ledger-agrees"}
+
+
+class TestExploreCorrectDesigns:
+    def test_recovery_points_has_no_counterexample_and_exits_0(self, tmp_path, monkeypatch):
+        """The default configuration of recovery-points survives the search; nothing is written."""
+        monkeypatch.chdir(tmp_path)
+        result = explore("recovery-points", "--max-examples", "100")
         assert result.exit_code == 0, result.output
         assert "verdict: no counterexample in 100 examples" in result.stdout
         assert list(tmp_path.iterdir()) == []
 
-    def test_exhaustive_proves_same_tx_for_every_schedule_of_three_faults(self):
-        """--exhaustive --max-faults 3 checks all 1794 schedules of the 22-fault universe and proves same-tx."""
-        result = explore("same-tx", "--exhaustive", "--max-faults", "3")
+    def test_exhaustive_proves_recovery_points_for_every_schedule_of_three_faults(self):
+        """--exhaustive --max-faults 3 checks all 3683 schedules of the 28-fault universe and proves it."""
+        result = explore("recovery-points", "--exhaustive", "--max-faults", "3")
         assert result.exit_code == 0, result.output
-        assert "schedules: 1794 in the universe, 1794 checked" in result.stdout
-        assert "verdict: PROVED" in result.stdout
+        assert "schedules: 3683 in the universe, 3683 checked" in result.stdout
+        assert "verdict: PROVED — every property held" in result.stdout
 
-    def test_exhaustive_proves_committed_first_with_its_lease(self):
-        """committed-first with the default lease survives every schedule of up to 3 faults."""
-        result = explore("committed-first", "--exhaustive", "--format", "json")
+    def test_exhaustive_proves_same_tx_for_the_database(self):
+        """same-tx never records two charge rows, replays identically, leaves no stuck key: the article's claim."""
+        result = explore("same-tx", "--exhaustive", "--format", "json", "--property", "at-most-one-charge",
+                         "--property", "replay-identical", "--property", "no-stuck-key")
+        assert result.exit_code == 0, result.output
+        assert as_json(result)["verdict"] == "proved"
+
+    def test_exhaustive_proves_committed_first_with_its_lease_for_the_database(self):
+        """committed-first with the default lease never records two charge rows under up to 3 faults."""
+        result = explore("committed-first", "--exhaustive", "--format", "json", "--property", "at-most-one-charge")
         assert result.exit_code == 0, result.output
         assert as_json(result)["verdict"] == "proved"
 
@@ -94,14 +149,15 @@ class TestExploreJson:
         assert cx["faults"] == [{"kind": "lose", "op": 1, "attempt": 1, "message": "response"}]
         assert cx["summary"]["charges"] == 2
         assert cx["trace"][0]["kind"] == "op.start"
-        assert [v["property"] for v in cx["violations"]] == ["at-most-one-charge", "exactly-one-on-success"]
+        assert [v["property"] for v in cx["violations"]] == ["at-most-one-charge", "at-most-one-capture",
+                                                             "exactly-one-on-success"]
         assert cx["saved"] == str(tmp_path / "n.toml")
 
     def test_an_exhaustive_run_reports_the_universe_and_schedules_checked(self):
         """JSON of an exhaustive run: the universe's size, schedules checked, and no counterexample."""
-        doc = as_json(explore("same-tx", "--exhaustive", "--max-faults", "1", "--format", "json"))
+        doc = as_json(explore("recovery-points", "--exhaustive", "--max-faults", "1", "--format", "json"))
         assert (doc["mode"], doc["verdict"], doc["valid"]) == ("exhaustive", "proved", True)
-        assert (doc["universe"]["faults"], doc["universe"]["schedules"], doc["schedules_checked"]) == (22, 23, 23)
+        assert (doc["universe"]["faults"], doc["universe"]["schedules"], doc["schedules_checked"]) == (28, 29, 29)
         assert doc["counterexample"] is None
 
 
@@ -111,7 +167,9 @@ class TestExploreBadInput:
         (["same-tx", "--set", "api.leas=1"], "error: explore --set: unknown field 'api.leas'"),
         (["same-tx", "--set", "client.timeout=soon"], "error: explore --set: field 'client.timeout'"),
         (["same-tx", "--set", "api.ttl=none"], "error: --set api.ttl=none: a scenario file cannot express it"),
-        (["same-tx", "--exhaustive", "--max-faults", "7"], "error: --max-faults 7: the exhaustive mode allows"),
+        (["same-tx", "--exhaustive", "--max-faults", "6"], "error: --max-faults 6: the exhaustive mode allows"),
+        (["same-tx", "--property", "exactly-once"], "error: --property 'exactly-once': no such property; allowed: "),
+        (["naive", "--save", ""], "error: --save '': give a file name"),
         (["naive", "--save", "/nonexistent-dir/cx.toml"], "error: --save /nonexistent-dir/cx.toml: no such"),
     ])
     def test_it_exits_2_with_one_line(self, args, message):

@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from idemsim import explore
 from idemsim.faults import Crash, Duplicate, LoseMessage
-from idemsim.properties import (PROPERTIES, at_most_one_charge, check, client_view, committed_charges,
-                                exactly_one_on_success, no_stuck_key, replay_identical)
+from idemsim.faults import ProcessorError
+from idemsim.properties import (PROPERTIES, at_most_one_capture, at_most_one_charge, captures, check, client_view,
+                                committed_charges, exactly_one_on_success, ledger_agrees, no_stuck_key,
+                                replay_identical)
 from idemsim.scenario import load, validate
 from idemsim.simulation import simulate
 from idemsim.strategies import LONGEST_HANDLER, Schedule, schedules
@@ -95,7 +97,8 @@ class TestEachProperty:
         """The built-in lost-response story breaks nothing under same-tx and charges twice under naive."""
         scenario = load("lost-response")
         assert check(simulate(scenario, "same-tx")) == []
-        assert names(check(simulate(scenario, "naive"))) == ["at-most-one-charge", "exactly-one-on-success"]
+        assert names(check(simulate(scenario, "naive"))) == ["at-most-one-capture", "at-most-one-charge",
+                                                             "exactly-one-on-success"]
 
     def test_requests_other_than_charges_are_not_judged(self):
         """A PUT /balance charges nothing, and its ok is not a claim about a charge."""
@@ -106,9 +109,47 @@ class TestEachProperty:
         assert check(run) == []
 
     def test_properties_are_listed_in_report_order(self):
-        """The five properties, in the order reports list them."""
-        assert list(PROPERTIES) == ["at-most-one-charge", "exactly-one-on-success", "replay-identical",
-                                    "no-stuck-key", "client-view"]
+        """The seven properties, in the order reports list them."""
+        assert list(PROPERTIES) == ["at-most-one-charge", "at-most-one-capture", "exactly-one-on-success",
+                                    "ledger-agrees", "replay-identical", "no-stuck-key", "client-view"]
+
+
+class TestTheMoney:
+    def test_a_capture_names_the_request_that_made_it(self):
+        """The processor's ledger: each capture with its id, amount, key, time and request."""
+        run = run_with("naive", LoseMessage(message="response"))
+        assert [(c["id"], c["amount"], c["request"], c["t"], c["logical"]) for c in captures(run)] == [
+            ("cap_1", 1000, "1.1", 0.25, 1), ("cap_2", 1000, "1.2", 2.75, 1)]
+
+    def test_a_crash_after_the_capture_charges_the_card_twice_with_one_row(self):
+        """same-tx with a crash between capture and COMMIT: one charge row, two captures, and it is caught."""
+        run = run_with("same-tx", Crash(point="after_processor"))
+        assert (run.summary["charges"], run.summary["captures"]) == (1, 2)
+        assert [v.message for v in at_most_one_capture(run)] == [
+            "operation 1's card was captured 2 times (cap_1 by 1.1 at 0.250 s, cap_2 by 1.2 at 2.750 s)"]
+        assert [v.message for v in ledger_agrees(run)] == [
+            "capture cap_1 of operation 1 (by 1.1 at 0.250 s) has no charge row: the customer paid and the API "
+            "has no record"]
+
+    def test_the_processors_key_captures_once(self):
+        """With the request's key passed on, the retry's call is answered with the first capture."""
+        run = run_with("same-tx", Crash(point="after_processor"), sets=("api.processor_key=request-key",))
+        assert (run.summary["charges"], run.summary["captures"]) == (1, 1)
+        assert check(run) == []
+
+    def test_a_declined_call_captures_nothing(self):
+        """A processor_error fault captures no money: the ledger stays empty, and agrees with no row."""
+        run = run_with("same-tx", ProcessorError(), sets=("client.max_attempts=1",))
+        assert run.summary["captures"] == 0
+        assert ledger_agrees(run) == []
+
+    def test_an_api_that_records_a_charge_twice_for_one_capture_is_caught(self):
+        """naive with the processor's key records a second row for the replayed capture: a row without money."""
+        run = run_with("naive", LoseMessage(message="response"), sets=("api.processor_key=request-key",
+                                                                         "client.key_strategy=per-operation"))
+        assert (run.summary["charges"], run.summary["captures"]) == (2, 1)
+        assert [v.message for v in ledger_agrees(run)] == [
+            "charge ch_2 of operation 1 (by 1.2) has no capture: the API recorded money it never took"]
 
 
 class TestStrategies:
@@ -136,24 +177,42 @@ class TestStrategies:
         assert [(op.attempts, op.outcome) for op in run.operations] == [(1, "ok")]
 
 
+DATABASE_PROPERTIES = ("at-most-one-charge", "replay-identical", "no-stuck-key")
+"""What the article's designs promise about their own database, whatever happens to the money."""
+
+
 class TestSameTx:
     @given(schedules())
-    def test_every_property_holds_under_any_schedule(self, schedule):
-        """same-tx with one key per operation, fingerprint check and long retention never breaks a property."""
-        assert check(run_of("same-tx", schedule)) == []
+    def test_the_database_keeps_its_promise_under_any_schedule(self, schedule):
+        """same-tx with one key per operation, fingerprint check and long retention never records two charges."""
+        assert [v for v in check(run_of("same-tx", schedule)) if v.property in DATABASE_PROPERTIES] == []
+
+    @given(schedules())
+    def test_with_the_processors_key_no_card_is_captured_twice(self, schedule):
+        """same-tx passing the request's key to the processor never captures twice, nor misleads the client."""
+        violations = check(run_of("same-tx", schedule, ("api.processor_key=request-key",)))
+        assert [v for v in violations if v.property not in ("ledger-agrees", "exactly-one-on-success")] == []
 
 
 class TestCommittedFirstWithLease:
     @given(schedules())
+    def test_the_database_keeps_its_promise_under_any_schedule(self, schedule):
+        """committed-first with a lease longer than the longest handler time never records two charges."""
+        assert [v for v in check(run_of("committed-first", schedule)) if v.property in DATABASE_PROPERTIES] == []
+
+
+class TestRecoveryPoints:
+    @given(schedules())
     def test_every_property_holds_under_any_schedule(self, schedule):
-        """committed-first with a lease longer than the longest handler time never breaks a property."""
-        assert check(run_of("committed-first", schedule)) == []
+        """recovery-points with its completer keeps every property, on both ledgers, under any schedule."""
+        assert check(run_of("recovery-points", schedule)) == []
 
 
 class TestClientView:
-    @given(schedules(), st.sampled_from(["naive", "check-then-insert", "same-tx", "committed-first"]))
+    @given(schedules(), st.sampled_from(["naive", "check-then-insert", "same-tx", "committed-first",
+                                         "recovery-points"]))
     def test_the_client_is_never_wrong(self, schedule, design):
-        """ok only if the charge exists, fail only if it does not: under every design but split-tx."""
+        """ok only if charged and captured, fail only if neither: under every design but split-tx."""
         assert client_view(run_of(design, schedule)) == []
 
     @given(schedules())

@@ -24,7 +24,7 @@ def test_ci_runs_readmes_test_command():
 
 
 def test_the_sample_output_is_what_run_prints():
-    """README's sample is exactly what `idemsim run lost-response` prints for its first story, 118 columns wide."""
+    """README's sample is exactly what `idemsim run lost-response` prints for its first story, 80 columns wide."""
     import io
 
     from rich.console import Console
@@ -36,6 +36,6 @@ def test_the_sample_output_is_what_run_prints():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     sample = re.search(r"```text\n(.*?)\n```", text, re.S).group(1)
     out = io.StringIO()
-    print_run(Console(width=118, file=out, color_system=None, highlight=False), simulate(load("lost-response")),
+    print_run(Console(width=80, file=out, color_system=None, highlight=False), simulate(load("lost-response")),
               None, "lost-response")
     assert "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip() == sample.strip()

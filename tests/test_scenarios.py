@@ -19,6 +19,8 @@ ARTICLE_SCENARIOS = [
     "ttl-shorter-than-retry-window", "key-reuse", "new-key-per-retry", "uncertain-client", "intended-duplicate",
 ]
 EXTRA_SCENARIOS = ["lease-shorter-than-handler", "stored-error-replay", "simultaneous-first-attempts"]
+MONEY_SCENARIOS = ["crash-after-processor", "processor-timeout", "lease-recaptures", "completer-finishes"]
+"""idemsim's additions beyond the article: the money outside the database."""
 
 STORIES = {(name, story.variant): story for name in builtin_names() for story in runs(load(name))}
 CASES = [(name, variant, design) for (name, variant), story in STORIES.items() for design in story.expect]
@@ -36,8 +38,25 @@ def waits(r, op):
 
 class TestCatalogue:
     def test_every_scenario_of_the_article_and_every_extra_case_exists(self):
-        """The fifteen scenarios of SCENARIOS.md and the three extra cases are built in, and nothing else."""
-        assert sorted(builtin_names()) == sorted(ARTICLE_SCENARIOS + EXTRA_SCENARIOS)
+        """The fifteen scenarios of SCENARIOS.md, three extra cases and four of money are built in, nothing else."""
+        assert sorted(builtin_names()) == sorted(ARTICLE_SCENARIOS + EXTRA_SCENARIOS + MONEY_SCENARIOS)
+
+    @pytest.mark.parametrize("name", MONEY_SCENARIOS)
+    def test_the_money_scenarios_say_they_are_idemsims_own(self, name):
+        """A money scenario is marked as idemsim's in its title, summary and story, and quotes no passage."""
+        s = load(name)
+        assert s.title.startswith("(idemsim)") and s.summary.startswith("(idemsim)")
+        assert "idemsim's addition" in s.story and s.article == ""
+        assert s.group.startswith("8. ")
+
+    @pytest.mark.parametrize("name", MONEY_SCENARIOS)
+    def test_the_money_scenarios_state_every_designs_outcome(self, name):
+        """Each money scenario expects charges and captures of every design, so compare tells the whole lesson."""
+        from idemsim.designs import DESIGNS
+
+        s = load(name)
+        assert set(s.expect) == set(DESIGNS)
+        assert all(e.charges is not None and e.captures is not None for e in s.expect.values())
 
     @pytest.mark.parametrize("name", sorted(ARTICLE_SCENARIOS + EXTRA_SCENARIOS))
     def test_every_scenario_explains_itself(self, name):

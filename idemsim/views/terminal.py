@@ -168,10 +168,11 @@ def _title(comparison) -> str:
     return safe(f"{comparison.scenario}{story} — the same faults under every design (seed {comparison.seed})")
 
 
-def _ended(row: dict) -> list[str]:
-    """Each client process's statuses and how it ended: ``timeout, 201 → ok 201``."""
-    several = len(row["seen"]) > 1
-    return [(f"{client}: " if several else "") + (", ".join(str(s) for s in seen) or "nothing") +
+def _ended(row: dict, saw: str = "") -> list[str]:
+    """Each client process's statuses and how it ended: ``timeout, 201 → ok 201``, after ``client{saw}`` when
+    there are several processes (and always when ``saw`` is given)."""
+    several = len(row["seen"]) > 1 or saw
+    return [(f"{client}{saw or ':'} " if several else "") + (", ".join(str(s) for s in seen) or "nothing") +
             f" → {outcome} {seen[-1] if seen else ''}".rstrip()
             for client, outcome, seen in zip(row["clients"], row["outcomes"], row["seen"])]
 
@@ -183,11 +184,11 @@ def comparison_table(comparison) -> Table:
     in the same order, each naming its client."""
     table = Table(title=_title(comparison), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("design", no_wrap=True)
-    table.add_column("charges", justify="right")
-    table.add_column("captures", justify="right")
+    table.add_column("charges", justify="right", min_width=7)
+    table.add_column("captures", justify="right", min_width=8)
     table.add_column("client saw → ended", no_wrap=True)
-    table.add_column("wait (s)", justify="right")
-    table.add_column("replay identical")
+    table.add_column("wait (s)", justify="right", min_width=5)
+    table.add_column("replay identical", min_width=9)
     table.add_column("verdict", no_wrap=True)
     table.add_column("meaning", no_wrap=True)
     for row in comparison.rows:
@@ -201,20 +202,24 @@ def comparison_table(comparison) -> Table:
 
 def comparison_stack(comparison) -> list[Text]:
     """The comparison for a narrow terminal: a block of short lines per row instead of one wide table row."""
-    lines = [Text(_title(comparison), style="bold"), Text("")]
+    from rich.padding import Padding
+
+    lines: list = [Text(_title(comparison), style="bold"), Text("")]
     for row in comparison.rows:
         head = Text(safe(row["label"]), style="bold")
-        head.append(f"   charges {row['charges']}   captures {row['captures']}   ")
+        head.append(f"  charges {row['charges']}  captures {row['captures']}  ")
         head.append(row["verdict"], style=VERDICT_STYLE[row["verdict"]])
         lines.append(head)
-        lines.append(Text("  " + row["meaning"], style="green" if row["meaning"] == "correct" else "red"))
+        lines.append(Padding(Text(row["meaning"], style="green" if row["meaning"] == "correct" else "red"),
+                             (0, 0, 0, 2)))
         extra = []
         if row["wait_seconds"]:
             extra.append(f"waited {row['wait_seconds']:.3f} s on the index")
         if row["replay_identical"] is not None:
             extra.append("replay identical" if row["replay_identical"] else "replay DIFFERENT")
-        for i, ended in enumerate(_ended(row)):
-            lines.append(Text(safe(f"  saw {ended}" + ("; " + "; ".join(extra) if extra and i == 0 else ""))))
+        for i, ended in enumerate(_ended(row, saw=" saw")):
+            lines.append(Padding(Text(safe(ended + ("; " + "; ".join(extra) if extra and i == 0 else ""))),
+                                 (0, 0, 0, 2)))
     return lines
 
 
@@ -239,9 +244,9 @@ def print_comparison(console: Console, comparison) -> None:
         console.print(safe(line), markup=False, highlight=False)
     variants = {row["label"].partition(" ")[2].strip("()"): row["story"] for row in comparison.rows if row["options"]}
     if variants:
-        console.print(safe("Rows with options run a variant: " + "; ".join(
+        console.print(Text(safe("Rows with options run a variant: " + "; ".join(
             f"{options} → " + (f"--variant {story}" if story else "the main story (no --variant)")
-            for options, story in variants.items())), markup=False, highlight=False)
+            for options, story in variants.items()))))
 
 
 # -- idemsim show ------------------------------------------------------------------------------------------

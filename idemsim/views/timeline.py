@@ -44,6 +44,8 @@ def _db_result(d: dict) -> str:
             f", response {row['response']['status']}" if row.get("response") else "")
     elif d["op"] == "count_charges":
         out = f"count {d['row']['count']}"
+    elif d["op"] in ("lock_key", "claim_key") and d["row"] is not None:
+        out = f"1 row (at {d['row']['recovery_point']})"
     elif d["rows"] is not None:
         out = f"{d['rows']} row" + ("" if d["rows"] == 1 else "s")
         if d.get("id") is not None and d["op"] in ("register_key", "insert_key", "insert_charge"):
