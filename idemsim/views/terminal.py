@@ -255,12 +255,20 @@ def _expectations(scenario) -> list[str]:
             for design, e in scenario.expect.items()]
 
 
-def _section(console: Console, heading: str, body: str) -> None:
-    """A heading and its text, indented two columns and wrapped at the terminal's width."""
+def reflow(text: str) -> str:
+    """Prose written with hard line breaks, as paragraphs: the lines of each paragraph joined by spaces."""
+    paragraphs = [" ".join(line.strip() for line in block.splitlines() if line.strip())
+                  for block in text.strip().split("\n\n")]
+    return "\n".join(p for p in paragraphs if p)
+
+
+def _section(console: Console, heading: str, body: str, prose: bool = False) -> None:
+    """A heading and its text, indented two columns and wrapped at the terminal's width; ``prose`` is
+    reflowed first (its line breaks are the file's, not the reader's)."""
     from rich.padding import Padding
 
     console.print(Text(heading, style="bold"))
-    for line in body.strip().splitlines():
+    for line in (reflow(body) if prose else body.strip()).splitlines():
         console.print(Padding(Text(safe(line), overflow="fold"), (0, 0, 0, 2)))
     console.print()
 
@@ -280,8 +288,8 @@ def print_show(console: Console, scenario, stories) -> None:
     console.print(Text(safe(f"{scenario.name} — {scenario.title}"), style="bold cyan", overflow="fold"))
     console.print(Text(safe(f"{scenario.group}  ·  {scenario.summary}"), overflow="fold"))
     console.print()
-    _section(console, "What happens", scenario.story)
-    _section(console, "What it teaches", scenario.teaches)
+    _section(console, "What happens", scenario.story, prose=True)
+    _section(console, "What it teaches", scenario.teaches, prose=True)
     if scenario.article.strip():
         _section(console, "From the article", scenario.article)
     setup = [f"design: {scenario.design}   (compare: {', '.join(scenario.compare or ['every design'])})",
@@ -300,7 +308,7 @@ def print_show(console: Console, scenario, stories) -> None:
                    if k.split(".")[0] not in ("title", "summary", "story", "teaches", "article", "expect", "faults")]
         if "faults" in scenario.variants[story.variant]:
             changes.append("faults: " + ("; ".join(f.describe() for f in story.faults) or "none"))
-        body = [story.summary, ""] + story.story.strip().splitlines() + [""] + \
+        body = [story.summary, ""] + reflow(story.story).splitlines() + [""] + \
                ([f"changes: {'; '.join(changes)}"] if changes else []) + \
                [f"expected {line}" for line in _expectations(story)]
         _section(console, heading, "\n".join(body))
