@@ -66,6 +66,8 @@ class ApiConfig(BaseModel):
     unique: bool | None = Field(None, description="unique constraint on the key (default: every design but "
                                                    "check-then-insert)")
     gateway_timeout: float | None = Field(None, gt=0, description="a gateway answers 504 after this long")
+    pool_size: int | None = Field(None, ge=1, description="database connections the handlers share; a request "
+                                                          "waits for a free one (none: unlimited)")
     balance: int = Field(500, description="starting balance for /balance")
     items: dict[str, Any] = Field(default_factory=dict, description="starting items for /items/{id}")
 
@@ -195,6 +197,8 @@ class Api:
         """Handlers running now, plus a pending restart."""
         self.handlers: dict[str, Handler] = {}
         """The live handlers, by name: a crash drops all their connections at once."""
+        self.pool = simpy.Resource(env, config.pool_size) if config.pool_size is not None else None
+        """The database connections handlers take, first come first served (None: as many as needed)."""
         self.requests = 0
         self.balance = config.balance
         self.items: dict[str, Any] = dict(config.items)
@@ -224,11 +228,17 @@ class Api:
 
     def _serve(self, request: Request, respond, name: str):
         self.in_flight += 1
-        handler = Handler(self, request, name)
-        self.handlers[name] = handler
         answered = {"by_gateway": False}
         if self.config.gateway_timeout is not None:
             self.env.process(self._gateway(request, respond, answered))
+        slot = None
+        if self.pool is not None:
+            slot = yield from self._connection(request, name)
+            if slot is None:
+                self.in_flight -= 1
+                return
+        handler = Handler(self, request, name)
+        self.handlers[name] = handler
         try:
             response = yield from self._route(handler)
         except ApiCrashed:
@@ -236,6 +246,8 @@ class Api:
         finally:
             self.in_flight -= 1
             self.handlers.pop(name, None)
+            if slot is not None:
+                self.pool.release(slot)
         self.log_lines += 1
         if answered["by_gateway"]:
             self.trace.record(self.env.now, name, "response.dropped", "gateway", request=request.id,
@@ -246,6 +258,29 @@ class Api:
                           request=request.id,
                           status=response.status, body=response.body, replay=response.replay)
         respond(response, name)
+
+    def _connection(self, request: Request, name: str):
+        """Wait for a free connection of the pool, first come first served; None if the process died
+        meanwhile (the request then gets no answer)."""
+        generation, since = self.generation, self.env.now
+        slot = self.pool.request()
+        if not slot.triggered:
+            self.trace.record(since, name, "pool.wait", None, request=request.id, queued=len(self.pool.queue))
+        yield slot
+        if self.env.now > since:
+            self.trace.record(self.env.now, name, "pool.acquire", None, request=request.id,
+                              waited=round(self.env.now - since, 6))
+        if generation != self.generation:
+            self.pool.release(slot)
+            self.trace.record(self.env.now, name, "api.died", None, request=request.id)
+            return None
+        return slot
+
+    def unavailable(self, request: Request, respond) -> None:
+        """During an outage in ``503`` mode, a gateway in front of the API answers for it."""
+        self.trace.record(self.env.now, "gateway", "gateway.unavailable", request.client, request=request.id,
+                          status=503)
+        respond(Response(503, {"error": "service unavailable"}), "gateway")
 
     def _gateway(self, request: Request, respond, answered: dict):
         yield self.env.timeout(self.config.gateway_timeout)

@@ -281,6 +281,134 @@ def explore(
     raise typer.Exit(1 if result.counterexample is not None else 0)
 
 
+class SweepFormat(str, Enum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+@app.command()
+def sweep(
+    scenario: str = typer.Argument(..., help="A shipped sweep (loss, ttl, lease, herd, pool), a scenario's name, "
+                                             "or a .toml file."),
+    vary: List[str] = typer.Option([], "--vary", help="A field and its values: FIELD=V1,V2,… or "
+                                                      "FIELD=START:STOP:STEP (repeatable: a product). Default: "
+                                                      "the scenario's [sweep] grid."),
+    design: List[str] = typer.Option([], "--design", help="A design to sweep (repeatable; default: the "
+                                                          "scenario's [sweep] designs, else all)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Runs per point and design (default: the "
+                                                                     "scenario's [sweep] seeds, else 100)."),
+    seed: int = typer.Option(1, help="The base seed every run's seed is derived from."),
+    variant: Optional[str] = typer.Option(None, help="Sweep this variant's story instead of the main one."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+    format: SweepFormat = typer.Option(SweepFormat.text, "--format", help="text: a table; json; csv."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the JSON or CSV to this file."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Draw the rates against the varied field (PNG, SVG "
+                                                            "or PDF)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Processes on this machine "
+                                                                         "(default: all cores)."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster: the scheduler's address, "
+                                                            "or 'local' for a LocalCluster here."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Run a scenario over a grid of parameters, every design and many seeds: how often does it go wrong?"""
+    from . import sweep as sw
+    from .designs import DESIGNS
+    from .scenario import load, variant as pick
+
+    with user_errors():
+        for d in design:
+            _check_design(d)
+        loaded = load(scenario, set_)
+        if variant is not None:
+            pick(loaded, variant, set_)
+        config = loaded.sweep
+        axes = [sw.parse_vary(v) for v in vary] if vary else sw.axes_of(config.vary if config else {})
+        if not axes:
+            raise InputError(f"{scenario}: nothing to vary; give --vary FIELD=V1,V2,… (the scenario has no "
+                             f"[sweep] grid)")
+        designs = design or (list(config.designs) if config and config.designs else list(DESIGNS))
+        spec = sw.Sweep(loaded, axes, designs, seeds or (config.seeds if config else 100), seed, list(set_),
+                        variant)
+        spec.points()  # every point validated before anything runs
+        for path in (output, plot):
+            if path is not None:
+                _check_writable(path)
+        if plot is not None:
+            from .views import sweep_plot
+
+            sweep_plot.check_path(plot)
+        with sw.executor_for(workers, dask) as executor, _progress(quiet) as progress:
+            result = sw.run(spec, executor, progress)
+        if plot is not None:
+            sweep_plot.save(sweep_plot.figure(result, config, _lang(lang)), plot)
+    if format is SweepFormat.text:
+        from .views.terminal import print_sweep
+
+        print_sweep(_console(), result, config)
+        text = None
+    elif format is SweepFormat.json:
+        text = json.dumps(result.to_json(), ensure_ascii=False, indent=1) + "\n"
+    else:
+        text = sw.to_csv(result)
+    if text is not None:
+        if output is None:
+            print(text, end="")
+        else:
+            with user_errors():
+                _write_atomically(output, text)
+            print(output)
+
+
+def _check_writable(path: str) -> None:
+    from pathlib import Path
+
+    target = Path(path)
+    if not path.strip() or target.is_dir():
+        raise InputError(f"{path!r}: give a file name")
+    if not (target.parent if str(target.parent) else Path(".")).is_dir():
+        raise InputError(f"{path}: no such directory {str(target.parent)!r}")
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file in the same directory, then a rename)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write: {error.strerror}") from None
+
+
+@contextmanager
+def _progress(quiet: bool):
+    """A progress bar on stderr while a long command works; none when stderr is not a terminal or --quiet."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("sweeping", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance
+
+
 @app.command()
 def show(
     scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),

@@ -66,6 +66,66 @@ class Expectation(BaseModel):
     log_lines: int | None = Field(None, ge=0, description="requests the API wrote to its access log")
 
 
+class Arrivals(BaseModel):
+    """Many operations without writing each: a template operation, started ``count`` times by a process.
+
+    ``poisson``: gaps drawn from an exponential with mean ``gap`` (or 1/``rate``), from the run's random
+    numbers; ``uniform``: every ``gap`` seconds; ``burst``: all at ``start``. The operations are numbered after
+    the written ``[[operations]]``, as if written out, so faults and expectations can name them.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    process: Literal["poisson", "uniform", "burst"] = Field("poisson", description="how arrivals are spaced")
+    count: int = Field(ge=1, le=1_000_000, description="how many operations arrive")
+    rate: float | None = Field(None, gt=0, description="arrivals per second (poisson, uniform)")
+    gap: float | None = Field(None, gt=0, description="seconds between arrivals, the mean for poisson "
+                                                      "(instead of rate)")
+    start: float = Field(0.0, ge=0, description="when the first may arrive")
+    operation: Operation = Field(default_factory=Operation, description="the template of every arrival")
+
+    @model_validator(mode="after")
+    def _one_spacing(self) -> "Arrivals":
+        if self.rate is not None and self.gap is not None:
+            raise ValueError("give rate or gap, not both")
+        if self.process != "burst" and self.rate is None and self.gap is None:
+            raise ValueError(f"a {self.process} process needs rate or gap")
+        return self
+
+    def mean_gap(self) -> float:
+        return self.gap if self.gap is not None else (1.0 / self.rate if self.rate else 0.0)
+
+    def times(self, rng) -> list[float]:
+        """When each operation starts; poisson gaps come from ``rng`` (one draw each)."""
+        if self.process == "burst":
+            return [self.start] * self.count
+        gap = self.mean_gap()
+        if self.process == "uniform":
+            return [self.start + i * gap for i in range(self.count)]
+        import math
+
+        t, out = self.start, []
+        for _ in range(self.count):
+            out.append(t)
+            t += -gap * math.log(1.0 - rng.random())
+        return out
+
+
+class SweepConfig(BaseModel):
+    """A scenario's default sweep (``idemsim sweep NAME``): the grid, the seeds, the designs, the figure."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    vary: dict[str, list[Any] | str] = Field(default_factory=dict, description="field -> its values, or "
+                                                                               "\"START:STOP:STEP\"")
+    seeds: int = Field(100, ge=1, le=100_000, description="replicates per point")
+    designs: list[DesignName] | None = Field(None, description="the designs swept (default all)")
+    measures: list[str] = Field(default_factory=lambda: ["double_charge"], description="what the figure shows: "
+                                                                                        "rates, or numbers")
+    plot: Literal["rate", "series"] = Field("rate", description="rate: each measure against the varied field; "
+                                                                "series: attempts per second over time")
+
+
 class Scenario(BaseModel):
     """One story of the article, ready to run."""
 
@@ -85,7 +145,9 @@ class Scenario(BaseModel):
     compare: list[DesignName] | None = Field(None, description="designs `idemsim compare` runs (default all)")
     seed: int = 1
     client: ClientConfig = ClientConfig()
-    operations: list[Operation] = Field(default_factory=lambda: [Operation()], min_length=1)
+    operations: list[Operation] = Field(default_factory=lambda: [Operation()])
+    arrivals: Arrivals | None = Field(None, description="many operations from a template")
+    sweep: SweepConfig | None = Field(None, description="the default grid of `idemsim sweep`")
     network: NetworkConfig = NetworkConfig()
     api: ApiConfig = ApiConfig()
     processor: ProcessorConfig = ProcessorConfig()
@@ -98,14 +160,35 @@ class Scenario(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _complete_operation_retry(cls, raw: Any) -> Any:
-        """An operation's ``retry`` table names only what differs from ``[client]``; fill in the rest."""
-        if not isinstance(raw, dict) or not isinstance(raw.get("operations"), list):
+        """An operation's ``retry`` table names only what differs from ``[client]``; fill in the rest. With
+        ``[arrivals]`` and no ``[[operations]]``, there is no default operation."""
+        if not isinstance(raw, dict):
+            return raw
+        if "arrivals" in raw and "operations" not in raw:
+            raw = {**raw, "operations": []}
+        if not isinstance(raw.get("operations"), list):
             return raw
         client = raw.get("client") if isinstance(raw.get("client"), dict) else {}
-        operations = [{**op, "retry": {**client, **op["retry"]}}
-                      if isinstance(op, dict) and isinstance(op.get("retry"), dict) else op
-                      for op in raw["operations"]]
-        return {**raw, "operations": operations}
+
+        def complete(op: Any) -> Any:
+            if isinstance(op, dict) and isinstance(op.get("retry"), dict):
+                return {**op, "retry": {**client, **op["retry"]}}
+            return op
+
+        out = {**raw, "operations": [complete(op) for op in raw["operations"]]}
+        if isinstance(raw.get("arrivals"), dict) and isinstance(raw["arrivals"].get("operation"), dict):
+            out["arrivals"] = {**raw["arrivals"], "operation": complete(raw["arrivals"]["operation"])}
+        return out
+
+    @model_validator(mode="after")
+    def _some_operation(self) -> "Scenario":
+        if not self.operations and self.arrivals is None:
+            raise ValueError("a scenario needs [[operations]] or [arrivals]")
+        return self
+
+    def operation_count(self) -> int:
+        """Operations as numbered: the written ones, then the arrivals."""
+        return len(self.operations) + (self.arrivals.count if self.arrivals else 0)
 
     def variant_names(self) -> list[str]:
         return list(self.variants)
@@ -118,19 +201,25 @@ def builtin_dir() -> Path:
 
 
 def builtin_names() -> list[str]:
+    """The built-in stories (``scenarios/*.toml``; the sweeps in ``scenarios/sweeps/`` are not stories)."""
     return sorted(p.stem for p in builtin_dir().glob("*.toml"))
 
 
+def sweep_names() -> list[str]:
+    """The built-in sweeps (``scenarios/sweeps/*.toml``), runnable by name with ``idemsim sweep``."""
+    return sorted(p.stem for p in (builtin_dir() / "sweeps").glob("*.toml"))
+
+
 def resolve(name_or_path: str) -> Path:
-    """A built-in scenario's name, or a path to a TOML file."""
+    """A built-in scenario's or sweep's name, or a path to a TOML file."""
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
         if not path.is_file():
             raise InputError(f"{name_or_path}: no such scenario file")
         return path
-    candidate = builtin_dir() / f"{name_or_path}.toml"
-    if candidate.is_file():
-        return candidate
+    for candidate in (builtin_dir() / f"{name_or_path}.toml", builtin_dir() / "sweeps" / f"{name_or_path}.toml"):
+        if candidate.is_file():
+            return candidate
     raise InputError(f"unknown scenario {name_or_path!r}; valid names: {', '.join(builtin_names())} "
                      f"(or a path to a .toml file)")
 

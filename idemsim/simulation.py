@@ -17,7 +17,7 @@ import simpy
 
 from .api import Api
 from .checks import summarize
-from .client import Client, OperationResult, make_key
+from .client import Client, OperationResult, TokenBucket, make_key
 from .db.engine import Database, DbEvent
 from .faults import FaultPlan
 from .network import Network
@@ -92,19 +92,29 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
     processor = Processor(env, scenario.processor, scenario.api.charge_seconds, plan, trace)
     api = Api(env, db, processor, design, scenario.api, plan, trace)
+    if scenario.arrivals is not None:
+        scenario = with_arrivals(scenario, rng)
     clients = []
     keys = [operation.key or make_key(rng) if scenario.client.key_strategy == "per-operation" else None
             for operation in scenario.operations]
+    budgets: dict[str, TokenBucket] = {}
+
+    def budget(operation) -> TokenBucket | None:
+        policy = _config(scenario, operation).retry_budget
+        if policy is None:
+            return None
+        return budgets.setdefault(operation.client, TokenBucket(policy))
+
     for i, operation in enumerate(scenario.operations, start=1):
         clients.append(Client(env, i, operation, _config(scenario, operation), rng, network, api, trace,
-                              key=keys[i - 1]))
+                              key=keys[i - 1], budget=budget(operation)))
     for _, dup in plan.duplicates():
         if dup.op > len(scenario.operations):
             continue
         original = scenario.operations[dup.op - 1]
         operation = original.model_copy(update={"at": dup.at, "client": f"{original.client}-dup"})
         clients.append(Client(env, len(clients) + 1, operation, _config(scenario, operation), rng, network, api,
-                              trace, key=keys[dup.op - 1], logical=dup.op))
+                              trace, key=keys[dup.op - 1], logical=dup.op, budget=budget(operation)))
     env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
 
     def settle() -> None:
@@ -123,6 +133,15 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
               list(processor.ledger), tally)
     run.summary = summarize(run, db)
     return run
+
+
+def with_arrivals(scenario: Scenario, rng: random.Random) -> Scenario:
+    """The scenario with its ``[arrivals]`` written out as operations, numbered after the written ones; a
+    poisson process draws its gaps from ``rng`` before anything else does."""
+    arrivals = scenario.arrivals
+    template = arrivals.operation
+    generated = [template.model_copy(update={"at": t}) for t in arrivals.times(rng)]
+    return scenario.model_copy(update={"operations": list(scenario.operations) + generated, "arrivals": None})
 
 
 def _config(scenario: Scenario, operation):

@@ -1,0 +1,134 @@
+"""Figures of a sweep: a rate against the varied field, a heatmap for two fields, attempts per second over time.
+
+`figure` draws a `idemsim.sweep.SweepResult` the way its scenario's ``[sweep]`` table asks (``plot``):
+
+- ``rate`` with one varied field: one panel per measure (the first in ``measures`` on top), the measure against
+  the field, one line per design, its 95 % Wilson interval as a band (a number such as
+  ``time_to_answer.p95`` is drawn without a band);
+- ``rate`` with two varied fields: a heatmap per design of the first measure;
+- ``series``: attempts per second over time, one line per point and design (the retry storm after an outage).
+
+Matplotlib is imported inside the functions; figures are built as `matplotlib.figure.Figure` objects (no pyplot
+state) and saved deterministically by `idemsim.views.figure.save`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..i18n import text as t
+
+SIZE = (12.8, 7.2)
+"""Inches: 1280×720 at 100 dpi, a projector's frame."""
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+"""Okabe and Ito's colour-blind-safe palette, one per line."""
+STYLES = ("-", "--", "-.", ":")
+
+
+def check_path(path: str) -> None:
+    """Refuse, before anything runs, a file name a figure cannot be saved as."""
+    from .figure import check_path as check
+
+    check(path)
+
+
+def save(figure, path: str) -> None:
+    from .figure import save as save_figure
+
+    save_figure(figure, path)
+
+
+def _value(row: dict[str, Any], measure: str) -> tuple[float, float | None, float | None]:
+    """A measure of a row: a rate with its interval, or a number (``time_to_answer.p95``) without one."""
+    head, _, tail = measure.partition(".")
+    value = row[head]
+    if isinstance(value, dict) and "rate" in value:
+        return value["rate"], value["low"], value["high"]
+    if isinstance(value, dict):
+        return value[tail or next(iter(value))], None, None
+    return float(value), None, None
+
+
+def _label(measure: str, lang: str) -> str:
+    key = f"sweep.{measure}"
+    from ..i18n import MESSAGES
+
+    return t(key, lang) if key in MESSAGES else measure.replace("_", " ")
+
+
+def figure(result, config=None, lang: str = "en"):
+    """The sweep's figure, as ``config.plot`` asks (rates by default)."""
+    from matplotlib.figure import Figure
+
+    from .figure import use_fonts
+
+    use_fonts(lang)
+    plot = config.plot if config is not None else "rate"
+    measures = list(config.measures) if config is not None else ["double_charge"]
+    fig = Figure(figsize=SIZE, layout="constrained")
+    title = t("sweep.title", lang, scenario=result.scenario, seeds=result.seeds)
+    fig.suptitle(title, fontsize=15, fontweight="bold", x=0.01, ha="left")
+    if plot == "series":
+        _series(fig, result, lang)
+    elif len(result.axes) == 1:
+        _rates(fig, result, measures, lang)
+    else:
+        _heatmaps(fig, result, measures[0], lang)
+    return fig
+
+
+def _rates(fig, result, measures: list[str], lang: str) -> None:
+    axis = result.axes[0]
+    panels = fig.subplots(len(measures), 1, sharex=True, squeeze=False)[:, 0]
+    for panel, measure in zip(panels, measures):
+        for i, design in enumerate(result.designs):
+            rows = [r for r in result.rows if r["design"] == design]
+            xs = [r[axis.field] for r in rows]
+            values = [_value(r, measure) for r in rows]
+            colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
+            panel.plot(xs, [v[0] for v in values], style, color=colour, marker="o", markersize=4, linewidth=2,
+                       label=design)
+            if values and values[0][1] is not None:
+                panel.fill_between(xs, [v[1] for v in values], [v[2] for v in values], color=colour, alpha=0.15,
+                                   linewidth=0)
+        panel.set_ylabel(_label(measure, lang), fontsize=12)
+        if "." not in measure:
+            panel.set_ylim(-0.02, 1.02)
+        panel.grid(True, color="#dddddd")
+    panels[-1].set_xlabel(axis.field, fontsize=12)
+    panels[0].legend(loc="upper left", fontsize=11, frameon=False, ncols=min(3, len(result.designs)))
+
+
+def _heatmaps(fig, result, measure: str, lang: str) -> None:
+    first, second = result.axes[0], result.axes[1]
+    panels = fig.subplots(1, len(result.designs), squeeze=False)[0]
+    image = None
+    for panel, design in zip(panels, result.designs):
+        rows = [r for r in result.rows if r["design"] == design]
+        grid = [[_value(r, measure)[0] for r in rows[i * len(second.texts):(i + 1) * len(second.texts)]]
+                for i in range(len(first.texts))]
+        image = panel.imshow(grid, vmin=0, vmax=1, cmap="viridis", origin="lower", aspect="auto")
+        panel.set_title(design, fontsize=12)
+        panel.set_xticks(range(len(second.texts)), second.texts, fontsize=9, rotation=45)
+        panel.set_yticks(range(len(first.texts)), first.texts, fontsize=9)
+        panel.set_xlabel(second.field, fontsize=10)
+    panels[0].set_ylabel(first.field, fontsize=10)
+    if image is not None:
+        fig.colorbar(image, ax=list(panels), label=_label(measure, lang))
+
+
+def _series(fig, result, lang: str) -> None:
+    panel = fig.subplots()
+    names = [a.field for a in result.axes]
+    for i, row in enumerate(result.rows):
+        series = row["attempts_per_second"]
+        xs = [k * series["window"] for k in range(len(series["per_second"]))]
+        point = ", ".join(f"{n.rsplit('.', 1)[-1]}={row[n]}" for n in names)
+        colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
+        label = f"{row['design']}: {point}" if len(result.designs) > 1 else point
+        panel.step(xs, series["per_second"], style, where="post", color=colour, linewidth=2,
+                   label=t("sweep.peak", lang, label=label, peak=series["peak"]))
+    panel.set_xlabel(t("sweep.time", lang), fontsize=12)
+    panel.set_ylabel(t("sweep.attempts_per_second", lang), fontsize=12)
+    panel.grid(True, color="#dddddd")
+    panel.legend(loc="upper right", fontsize=11, frameon=False)
