@@ -142,6 +142,41 @@ class TestShippedSchedulesAgree:
         assert (s2["rows"], round(s2["end"] - s2["start"], 1)) == (0, 0.4)
 
 
+@pytest.mark.postgres
+class TestRefusedValuesAgree:
+    def test_refused_values_use_no_id_on_postgresql_either(self, postgres_runs):
+        """Statements PostgreSQL refuses (42601, 22P05, 22003) take no id: PostgreSQL's ids are the model's."""
+        model = run_on_model(load("x-refused-values"), SCALE)
+        assert postgres_runs["x-refused-values"].ids == model.ids == {"idempotency_keys": [1, 3], "charges": [1]}
+
+    def test_a_lock_timeout_beyond_its_range_is_refused_alike(self, postgres_dsn):
+        """SET lock_timeout above 2147483647 ms: 22023 on PostgreSQL and on the model, and the block is aborted."""
+        schedule = parse({"version": 1, "sessions": {"s1": [
+            {"op": "lock_timeout", "seconds": 2147483.647}, {"op": "begin"},
+            {"op": "lock_timeout", "seconds": 2147483.648}, {"op": "select_key", "key": "k"}, {"op": "rollback"}]}},
+            "lock-timeout-range")
+        comparison = compare(schedule, run_on_postgres(schedule, postgres_dsn), 1.0)
+        assert [v.postgres["error"] for v in comparison.steps] == [None, None, "22023", "25P02", None]
+        assert comparison.agrees
+
+    def test_a_client_that_refuses_a_nul_still_lets_the_server_answer(self, postgres_dsn, monkeypatch):
+        """Should psycopg refuse a text with a NUL itself, the runner sends what libpq would (cut at the NUL)."""
+        import psycopg
+
+        from idemsim.db import postgres
+
+        sent = postgres._statement
+
+        def refusing(conn, op, sql):
+            if "\x00" in sql:
+                raise psycopg.DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes")
+            return sent(conn, op, sql)
+
+        monkeypatch.setattr(postgres, "_statement", refusing)
+        schedule = load("x-refused-values")
+        assert compare(schedule, run_on_postgres(schedule, postgres_dsn, SCALE), SCALE).agrees
+
+
 class TestUnavailable:
     def test_an_unreachable_server_is_one_line(self):
         """A server that does not answer gives PostgresUnavailable with the DSN, on one line."""

@@ -25,6 +25,10 @@ SQLSTATE_NAMES = {
     "25P02": "in_failed_sql_transaction",
     "42P10": "invalid_column_reference",
     "08003": "connection_does_not_exist",
+    "42601": "syntax_error",
+    "22P05": "untranslatable_character",
+    "22003": "numeric_value_out_of_range",
+    "22023": "invalid_parameter_value",
 }
 """PostgreSQL's condition names for the SQLSTATEs a schedule can produce."""
 
@@ -32,8 +36,13 @@ WAIT_SHOWN = 0.05
 """A step lasting longer than this (seconds) is drawn as a wait."""
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(32), 127)}
+"""Control characters (a NUL in a key, say) are shown escaped, never sent raw to the terminal."""
+
+
 def _short(value: object, width: int = 28) -> str:
     text = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) or value is None else str(value)
+    text = text.translate(_CONTROL)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
