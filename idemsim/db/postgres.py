@@ -128,7 +128,7 @@ def run_postgres(schedule: Schedule, dsn: str | None = None, scale: float = 1.0)
         names = list(schedule.sessions)
         for name in names:
             conns[name] = connect(dsn, options=f"-c search_path={schema} {SESSION_OPTIONS}",
-                                  application_name=f"idemsim {name}")
+                                  application_name=f"idemsim {name}".replace("\x00", "?"))  # libpq: C strings
         entries: dict[str, list[dict]] = {name: [] for name in names}
         notes: dict[str, list[StepNote | None]] = {name: [] for name in names}
         failures: list[BaseException] = []

@@ -98,7 +98,7 @@ def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | N
     table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=False, title_justify="left")
     table.add_column("t (s)", justify="right", style="dim")
     for name in sessions:
-        table.add_column(name, overflow="fold")
+        table.add_column(name.translate(_CONTROL), overflow="fold")
     for moment in moments:
         cells = []
         for name, entries in sessions.items():
@@ -191,7 +191,7 @@ def print_comparison(console: Console, schedule: Schedule, comparison: Compariso
             if verdict.index < len(results.get(verdict.session, [])) else None
         note = StepNote(result.id, result.blocked_by) if result is not None else None
         mark = Text("✓", style="green") if verdict.agrees else Text("✗ " + "; ".join(verdict.problems), style="red")
-        table.add_row(verdict.session, str(verdict.index + 1),
+        table.add_row(verdict.session.translate(_CONTROL), str(verdict.index + 1),
                       describe_step(step.op, statement_fields(step)) if step else "?",
                       _side(verdict.model, note), _side(verdict.postgres), mark)
     console.print(table)
