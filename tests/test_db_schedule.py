@@ -319,3 +319,9 @@ class TestSql:
     def test_the_recovery_ops_stand_for_the_specs_sql(self, op, fields, sql):
         """lock_key, claim_key and set_point give the spec's SQL with their values inlined as literals."""
         assert sql_for(op, fields) == sql
+
+    def test_an_interval_keeps_every_digit_of_a_time(self):
+        """A ttl of 1234567.5 s is sent as such (not rounded to 1.23457e+06), float noise aside."""
+        assert "now() + interval '1234567.5 seconds'" in sql_for("register_key", {"key": "k", "fingerprint": "f",
+                                                                                  "ttl": 1234567.5})
+        assert sql_for("delete_key", {"key": "k", "created_before": 5.15 - 5}).endswith("interval '0.15 seconds'")
