@@ -65,8 +65,8 @@ class TestRun:
         (("compare", "article-wait-commit", "--scale", "0", "--postgres", UNREACHABLE),
          "error: --scale 0: must be > 0 and finite"),
         (("compare", "article-wait-commit", "--scale", "1e7", "--postgres", UNREACHABLE),
-         f"error: {shipped()['article-wait-commit']}: session 's1', step 5 (1-based), field 'seconds': 5 s × --scale 1e+07 = "
-         "5e+07 s is too long; times must be at most 1e+07 s (about 116 days)"),
+         f"error: {shipped()['article-wait-commit']}: session 's1', step 5 (1-based), field 'seconds': "
+         "5 s × --scale 1e+07 = 5e+07 s is too long; times must be at most 1e+07 s (about 116 days)"),
     ])
     def test_a_bad_scale_is_one_line_before_any_connection(self, args, message):
         """A scale that is not finite and > 0, or that makes a time absurd, is bad input on both sides: exit 2."""

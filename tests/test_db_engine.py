@@ -519,9 +519,10 @@ class TestLockKey:
 
     def test_a_transaction_does_not_wait_for_its_own_lock(self):
         """A transaction that locked the row locks and updates it again without waiting."""
-        assert lanes(run({"s1": [register(at=0), begin(), lock(), lock(), set_point(), claim(), commit()]}))["s1"][2:6] \
-            == [("lock_key", 0, 0, 1, LOCKED, None), ("lock_key", 0, 0, 1, LOCKED, None),
-                ("set_point", 0, 0, 1, None, None), ("claim_key", 0, 0, 1, {"recovery_point": "charged"}, None)]
+        result = run({"s1": [register(at=0), begin(), lock(), lock(), set_point(), claim(), commit()]})
+        assert lanes(result)["s1"][2:6] == [
+            ("lock_key", 0, 0, 1, LOCKED, None), ("lock_key", 0, 0, 1, LOCKED, None),
+            ("set_point", 0, 0, 1, None, None), ("claim_key", 0, 0, 1, {"recovery_point": "charged"}, None)]
 
     def test_lock_timeout_ends_a_wait_for_a_lock(self):
         """A lock_key waiting longer than lock_timeout fails with 55P03."""
@@ -665,7 +666,7 @@ class TestDeadlockThroughLocks:
         assert result["s2"][2] == ("lock_key", 6, 7, None, None, "40P01")
 
 
-# -- values PostgreSQL refuses ------------------------------------------------------------------------------------------
+# -- values PostgreSQL refuses -----------------------------------------------------------------------------------------
 
 
 class TestRefusedValues:
@@ -683,7 +684,7 @@ class TestRefusedValues:
         assert [lane[5] for lane in lanes(result)["s1"]] == [None, None, "23505", "42601", "25P02", None]
 
     def test_a_syntax_error_aborts_the_transaction_and_uses_no_id(self):
-        """42601 aborts an open transaction; the failed insert took no id from the sequence."""
+        """42601 aborts an open transaction, and the refused insert takes no id from the sequence."""
         result = run({"s1": [begin(0), register("a"), register(key="b\x00"), select("a"), commit(), register("c")]})
         assert [lane[5] for lane in lanes(result)["s1"]] == [None, None, "42601", "25P02", None, None]
         assert result.ids == {"idempotency_keys": [2], "charges": []}
