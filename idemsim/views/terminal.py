@@ -319,3 +319,53 @@ def print_show(console: Console, scenario, stories) -> None:
     console.print(Text(f"Run it: idemsim run {safe(scenario.name)}   ·   every design: idemsim compare "
                        f"{safe(scenario.name)}   ·   as a diagram: idemsim run {safe(scenario.name)} --format "
                        f"mermaid", overflow="fold"))
+
+
+# -- idemsim sweep -------------------------------------------------------------------------------------------
+def _rate(figure: dict[str, float]) -> str:
+    """A rate and its 95 % interval, in percent: ``9.0 % (5.7–14.0)``."""
+    return f"{figure['rate'] * 100:.1f} % ({figure['low'] * 100:.1f}–{figure['high'] * 100:.1f})"
+
+
+def _measure(row: dict, measure: str) -> str:
+    """A row's measure as the table shows it: a rate with its interval, or a number."""
+    head, _, tail = measure.partition(".")
+    value = row[head]
+    if isinstance(value, dict) and "rate" in value:
+        return _rate(value)
+    if isinstance(value, dict):
+        value = value[tail or next(iter(value))]
+    return f"{value:.2f}"
+
+
+def sweep_table(result, config=None) -> Table:
+    """One row per point and design: the varied fields, the runs, the rates the sweep is about (with their
+    intervals), attempts per purchase and the time to the final answer (p95)."""
+    measures = list(config.measures) if config else ["double_charge"]
+    measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
+    measures = [m for m in measures if m != "time_to_answer.p95"]
+    table = Table(title=safe(f"{result.scenario} — {result.seeds} runs a point (seed {result.base_seed}); rates "
+                             f"with their 95 % intervals"), title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    table.add_column("design", no_wrap=True)
+    for axis in result.axes:
+        table.add_column(safe(axis.field.rsplit(".", 1)[-1]), justify="right", no_wrap=True)
+    for m in measures:
+        table.add_column(m.replace("_", " "), justify="right", no_wrap=True)
+    table.add_column("attempts", justify="right", no_wrap=True)
+    table.add_column("p95 (s)", justify="right", no_wrap=True)
+    previous = None
+    for row in result.rows:
+        point = tuple(row[a.field] for a in result.axes)
+        if previous is not None and point != previous and len(result.designs) > 1:
+            table.add_section()
+        previous = point
+        table.add_row(safe(row["design"]), *(safe(str(v)) for v in point), *(_measure(row, m) for m in measures),
+                      f"{row['attempts']:.2f}", f"{row['time_to_answer']['p95']:.2f}")
+    return table
+
+
+def print_sweep(console: Console, result, config=None) -> None:
+    console.print(sweep_table(result, config))
+    console.print(Text("Rates are of runs in which at least one purchase suffered it; the JSON (--format json) "
+                       "has every rate, the percentiles and the key records held.", overflow="fold"))
