@@ -129,7 +129,7 @@ def comparison_figure(runs, lang: str = "en"):
     top = 0.62
     below = 0.62 + legend_height + 0.12
     heights = [(len(lanes) - 1 + 2 * LANE_MARGIN) * COMPARE_PITCH for lanes in names]
-    heads_height = [len(head) * 0.28 + 0.1 for head in heads]
+    heads_height = [len(head) * 0.28 + 0.2 for head in heads]
     total = top + sum(heights) + sum(heads_height) + below
     height = round(max(HEIGHT, total), 2)
     canvas.figure.set_size_inches(WIDTH, height)

@@ -25,7 +25,7 @@ Segment = tuple[float, float, float, float]
 RING_COST = 10.0
 VARIANT_COST = 7.0
 SOFT_COST = 6.0
-LINE_COST = 2.5
+LINE_COST = 4.0
 AMBIGUITY = 5.0
 """Pixels by which another marker must be farther from a label than the one it names."""
 AMBIGUOUS_COST = 12.0
