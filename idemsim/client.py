@@ -86,6 +86,9 @@ class ClientConfig(RetryPolicy):
     """The retry policy plus how the client makes idempotency keys."""
 
     key_strategy: KeyStrategy = Field("per-operation", description="none | per-operation | per-attempt")
+    duplicate_rate: float = Field(0.0, ge=0, le=1, description="probability that an operation is sent a second "
+                                                               "time by a copy (a double click), at random")
+    duplicate_delay: float = Field(0.5, ge=0, description="seconds after the operation that its copy starts")
 
 
 class Operation(BaseModel):

@@ -50,7 +50,12 @@ def of_run(run) -> dict[str, Any]:
     out["charges"] = s["charges"]
     out["captures"] = s["captures"]
     out["waiting_peak"] = s["waiting_peak"]
-    out["attempts_per_second"] = s["attempts_per_second"]
+    series = s["attempts_per_second"]
+    out["attempts_per_second"] = {"window": series["window"], "counts": series["counts"]}
+    outages = [f.until for f in run.scenario.faults if f.kind == "outage"]
+    if outages:
+        first = int(max(outages) // series["window"] + (max(outages) % series["window"] > 0))
+        out["peak_after_outage"] = max(series["counts"][first:], default=0) / series["window"]
     if "pool_wait_max" in s:
         out["pool_wait_max"] = s["pool_wait_max"]
     return out

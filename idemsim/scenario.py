@@ -111,6 +111,17 @@ class Arrivals(BaseModel):
         return out
 
 
+class SweepMark(BaseModel):
+    """A vertical line on a sweep's figure at a value of the varied field (``{at = 40, label = "…"}``), or a
+    band from ``at`` to ``until``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: float
+    until: float | None = None
+    label: str
+
+
 class SweepConfig(BaseModel):
     """A scenario's default sweep (``idemsim sweep NAME``): the grid, the seeds, the designs, the figure."""
 
@@ -124,6 +135,7 @@ class SweepConfig(BaseModel):
                                                                                         "rates, or numbers")
     plot: Literal["rate", "series"] = Field("rate", description="rate: each measure against the varied field; "
                                                                 "series: attempts per second over time")
+    marks: list[SweepMark] = Field(default_factory=list, description="vertical lines drawn on the figure")
 
 
 class Scenario(BaseModel):

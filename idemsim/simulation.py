@@ -108,13 +108,16 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     for i, operation in enumerate(scenario.operations, start=1):
         clients.append(Client(env, i, operation, _config(scenario, operation), rng, network, api, trace,
                               key=keys[i - 1], budget=budget(operation)))
-    for _, dup in plan.duplicates():
-        if dup.op > len(scenario.operations):
-            continue
-        original = scenario.operations[dup.op - 1]
-        operation = original.model_copy(update={"at": dup.at, "client": f"{original.client}-dup"})
+    copies = [(dup.op, dup.at) for _, dup in plan.duplicates() if dup.op <= len(scenario.operations)]
+    for i, operation in enumerate(scenario.operations, start=1):  # random double clicks, from the run's RNG
+        config = _config(scenario, operation)
+        if config.duplicate_rate and rng.random() < config.duplicate_rate:
+            copies.append((i, operation.at + config.duplicate_delay))
+    for op, at in copies:
+        original = scenario.operations[op - 1]
+        operation = original.model_copy(update={"at": at, "client": f"{original.client}-dup"})
         clients.append(Client(env, len(clients) + 1, operation, _config(scenario, operation), rng, network, api,
-                              trace, key=keys[dup.op - 1], logical=dup.op, budget=budget(operation)))
+                              trace, key=keys[op - 1], logical=op, budget=budget(operation)))
     env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
 
     def settle() -> None:

@@ -43,9 +43,7 @@ class Axis:
 
     @property
     def values(self) -> list[Any]:
-        from .scenario import parse_set
-
-        return [parse_set(f"{self.field}={text}")[1] for text in self.texts]
+        return [_parse_point({self.field: text})[0] for text in self.texts]
 
 
 def _number(text: str) -> float:
@@ -91,17 +89,25 @@ def parse_vary(text: str) -> Axis:
     return Axis(name, texts)
 
 
+def toml_value(value: Any) -> str:
+    """``value`` as a TOML inline value, as ``--set`` reads it (tables inline, strings quoted)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise InputError(f"cannot vary over {value!r}")
+
+
 def axes_of(vary: dict[str, Any]) -> list[Axis]:
     """A scenario's ``[sweep] vary`` table: field -> a list of values, or a ``"START:STOP:STEP"`` text."""
-    import tomli_w
-
-    out = []
-    for name, values in vary.items():
-        if isinstance(values, str):
-            out.append(Axis(name, _range(name, values)))
-        else:
-            out.append(Axis(name, tuple(tomli_w.dumps({"v": v}).partition("=")[2].strip() for v in values)))
-    return out
+    return [Axis(name, _range(name, values)) if isinstance(values, str) else
+            Axis(name, tuple(toml_value(v) for v in values)) for name, values in vary.items()]
 
 
 def grid(axes: list[Axis]) -> list[dict[str, str]]:
@@ -169,10 +175,12 @@ class SweepResult:
     axes: list[Axis]
     designs: list[str]
     rows: list[dict[str, Any]]
+    title: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": FORMAT_VERSION, "scenario": self.scenario, "seeds": self.seeds, "seed": self.base_seed,
-                "vary": {a.field: a.values for a in self.axes}, "designs": self.designs, "rows": self.rows}
+        return {"version": FORMAT_VERSION, "scenario": self.scenario, "title": self.title, "seeds": self.seeds,
+                "seed": self.base_seed, "vary": {a.field: a.values for a in self.axes}, "designs": self.designs,
+                "rows": self.rows}
 
 
 def run(spec: Sweep, executor: Executor | None = None,
@@ -199,13 +207,21 @@ def run(spec: Sweep, executor: Executor | None = None,
             if progress:
                 progress(i + 1, total)
     rows = [aggregate(design, point, measures) for (point, design, _, _), measures in zip(tasks, results)]
-    return SweepResult(spec.scenario.name, spec.seeds, spec.base_seed, spec.axes, spec.designs, rows)
+    return SweepResult(spec.scenario.name, spec.seeds, spec.base_seed, spec.axes, spec.designs, rows,
+                       spec.scenario.title)
 
 
 def _parse_point(point: dict[str, str]) -> list[Any]:
-    from .scenario import parse_set
+    """The point's values as the scenario gets them (``none`` is None where a field may be unset)."""
+    from .scenario import apply_sets
 
-    return [parse_set(f"{name}={text}")[1] for name, text in point.items()]
+    out = []
+    for name, text in point.items():
+        node: Any = apply_sets({}, [f"{name}={text}"])
+        for part in name.split("."):
+            node = node[part]
+        out.append(node)
+    return out
 
 
 # -- aggregating --------------------------------------------------------------------------------------------------
@@ -250,11 +266,15 @@ def aggregate(design: str, point: dict[str, Any], measures: list[dict[str, Any]]
                                 "p95": percentile((m["pool_wait_max"] for m in measures), 95)}
     if measures:
         row["attempts_per_second"] = mean_series([m["attempts_per_second"] for m in measures])
+    if any("peak_after_outage" in m for m in measures):
+        peaks = [m["peak_after_outage"] for m in measures]
+        row["peak_after_outage"] = {"p50": percentile(peaks, 50), "p95": percentile(peaks, 95), "max": max(peaks)}
     return row
 
 
 def mean_series(series: list[dict[str, Any]]) -> dict[str, Any]:
-    """The mean of several runs' attempts-per-second series (same window), and the peak of the mean."""
+    """The mean of several runs' attempts-per-second series (same window), and the peak of the mean (a run's
+    own peak is higher when the runs' peaks fall in different windows: see ``peak_after_outage``)."""
     window = series[0]["window"]
     length = max(len(s["counts"]) for s in series)
     totals = [0.0] * length

@@ -159,6 +159,39 @@ def comparison_figure(runs, lang: str = "en"):
     return canvas.figure
 
 
+def check_path(path) -> None:
+    """Refuse, before anything is simulated, a path a figure cannot be saved to: an extension other than
+    ``.png``, ``.svg`` or ``.pdf``, a directory, or a directory that does not exist."""
+    path = Path(path)
+    if path.suffix.lower().lstrip(".") not in FORMATS:
+        raise InputError(f"{path}: a figure is saved as " + ", ".join(f".{f}" for f in FORMATS)
+                         + f", not {path.suffix or 'a file without extension'}")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; give a file name")
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(f"{path}: no such directory {str(directory)!r}")
+
+
+class fonts:
+    """A context in which figures built get the font of ``lang`` (IPAexGothic for Japanese), leaving the
+    global rcParams as they were afterwards."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang if lang in FONTS else "en"
+
+    def __enter__(self) -> None:
+        import matplotlib
+
+        if self.lang == "ja":
+            _register_japanese_font()
+        self._context = matplotlib.rc_context({"font.family": FONTS[self.lang]})
+        self._context.__enter__()
+
+    def __exit__(self, *exc) -> None:
+        self._context.__exit__(*exc)
+
+
 def save(figure, path) -> Path:
     """Write ``figure`` to ``path`` as PNG, SVG or PDF (by the extension), atomically and deterministically."""
     path = Path(path)

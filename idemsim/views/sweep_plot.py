@@ -60,43 +60,73 @@ def figure(result, config=None, lang: str = "en"):
     """The sweep's figure, as ``config.plot`` asks (rates by default)."""
     from matplotlib.figure import Figure
 
-    from .figure import use_fonts
+    from .figure import fonts
 
-    use_fonts(lang)
     plot = config.plot if config is not None else "rate"
     measures = list(config.measures) if config is not None else ["double_charge"]
-    fig = Figure(figsize=SIZE, layout="constrained")
-    title = t("sweep.title", lang, scenario=result.scenario, seeds=result.seeds)
-    fig.suptitle(title, fontsize=15, fontweight="bold", x=0.01, ha="left")
-    if plot == "series":
-        _series(fig, result, lang)
-    elif len(result.axes) == 1:
-        _rates(fig, result, measures, lang)
-    else:
-        _heatmaps(fig, result, measures[0], lang)
+    with fonts(lang):
+        fig = Figure(figsize=SIZE, layout="constrained")
+        import textwrap
+
+        fig.suptitle(textwrap.fill(result.title or result.scenario, 95), fontsize=15, fontweight="bold",
+                     x=0.01, ha="left")
+        marks = [m.model_dump() for m in config.marks] if config else []
+        if plot == "series":
+            _series(fig, result, lang, marks)
+        elif len(result.axes) == 1:
+            _rates(fig, result, measures, lang, marks)
+        else:
+            _heatmaps(fig, result, measures[0], lang)
+        fig.canvas.draw()  # lay out, and make every text, inside the font context
     return fig
 
 
-def _rates(fig, result, measures: list[str], lang: str) -> None:
+def _rates(fig, result, measures: list[str], lang: str, marks: list | None = None) -> None:
+    marks = marks or []
     axis = result.axes[0]
     panels = fig.subplots(len(measures), 1, sharex=True, squeeze=False)[:, 0]
     for panel, measure in zip(panels, measures):
+        flat = []
         for i, design in enumerate(result.designs):
             rows = [r for r in result.rows if r["design"] == design]
             xs = [r[axis.field] for r in rows]
             values = [_value(r, measure) for r in rows]
             colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
+            if values and all(v[0] == 0 for v in values) and values[0][1] is not None:
+                flat.append(design)  # drawn once below: five lines on top of each other hide each other
+                continue
             panel.plot(xs, [v[0] for v in values], style, color=colour, marker="o", markersize=4, linewidth=2,
                        label=design)
             if values and values[0][1] is not None:
                 panel.fill_between(xs, [v[1] for v in values], [v[2] for v in values], color=colour, alpha=0.15,
                                    linewidth=0)
+        if flat:
+            xs = [r[axis.field] for r in result.rows if r["design"] == flat[0]]
+            panel.plot(xs, [0] * len(xs), "-", color="#444444", linewidth=3, marker="s", markersize=4,
+                       label=t("sweep.zero", lang, designs=", ".join(flat)))
         panel.set_ylabel(_label(measure, lang), fontsize=12)
-        if "." not in measure:
+        if _is_rate(result, measure):
             panel.set_ylim(-0.02, 1.02)
         panel.grid(True, color="#dddddd")
+        for mark in marks:
+            _mark(panel, mark)
+        panel.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11, frameon=False)
     panels[-1].set_xlabel(axis.field, fontsize=12)
-    panels[0].legend(loc="upper left", fontsize=11, frameon=False, ncols=min(3, len(result.designs)))
+    panels[0].set_title(t("sweep.subtitle", lang, seeds=result.seeds), loc="left", fontsize=11)
+
+
+def _short(value) -> str:
+    """A point's value in a legend: a table (a retry budget) as ``on``, None as ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return "on"
+    return str(value)
+
+
+def _is_rate(result, measure: str) -> bool:
+    value = result.rows[0][measure.partition(".")[0]] if result.rows else None
+    return isinstance(value, dict) and "rate" in value
 
 
 def _heatmaps(fig, result, measure: str, lang: str) -> None:
@@ -117,18 +147,36 @@ def _heatmaps(fig, result, measure: str, lang: str) -> None:
         fig.colorbar(image, ax=list(panels), label=_label(measure, lang))
 
 
-def _series(fig, result, lang: str) -> None:
+def _series(fig, result, lang: str, marks: list | None = None) -> None:
+    marks = marks or []
     panel = fig.subplots()
     names = [a.field for a in result.axes]
     for i, row in enumerate(result.rows):
         series = row["attempts_per_second"]
         xs = [k * series["window"] for k in range(len(series["per_second"]))]
-        point = ", ".join(f"{n.rsplit('.', 1)[-1]}={row[n]}" for n in names)
+        point = ", ".join(f"{n.rsplit('.', 1)[-1]}={_short(row[n])}" for n in names)
         colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
         label = f"{row['design']}: {point}" if len(result.designs) > 1 else point
-        panel.step(xs, series["per_second"], style, where="post", color=colour, linewidth=2,
-                   label=t("sweep.peak", lang, label=label, peak=series["peak"]))
+        if "peak_after_outage" in row:
+            label = t("sweep.peak_after", lang, label=label, peak=round(row["peak_after_outage"]["p50"]))
+        panel.step(xs, series["per_second"], style, where="post", color=colour, linewidth=2, label=label)
+    for mark in marks:
+        _mark(panel, mark)
     panel.set_xlabel(t("sweep.time", lang), fontsize=12)
     panel.set_ylabel(t("sweep.attempts_per_second", lang), fontsize=12)
+    panel.set_title(t("sweep.series_subtitle", lang, seeds=result.seeds), loc="left", fontsize=11)
     panel.grid(True, color="#dddddd")
-    panel.legend(loc="upper right", fontsize=11, frameon=False)
+    panel.legend(loc="upper left", bbox_to_anchor=(0.0, -0.1), fontsize=11, frameon=False, ncols=1)
+
+
+def _mark(panel, mark: dict) -> None:
+    """A vertical line at ``at`` (or a band from ``at`` to ``until``), labelled."""
+    if mark.get("until") is not None:
+        panel.axvspan(mark["at"], mark["until"], color="#999999", alpha=0.15, linewidth=0)
+        panel.annotate(mark["label"], (mark["until"], 0.97), xycoords=("data", "axes fraction"), fontsize=11,
+                       color="#444444", ha="right", va="top", xytext=(-6, 0), textcoords="offset points",
+                       bbox={"boxstyle": "square,pad=0.2", "facecolor": "white", "edgecolor": "none"})
+        return
+    panel.axvline(mark["at"], color="#444444", linestyle=":", linewidth=1.5)
+    panel.annotate(mark["label"], (mark["at"], 0.5), xycoords=("data", "axes fraction"), rotation=90,
+                   fontsize=10, color="#444444", ha="left", va="center", xytext=(4, 0), textcoords="offset points")

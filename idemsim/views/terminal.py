@@ -322,9 +322,22 @@ def print_show(console: Console, scenario, stories) -> None:
 
 
 # -- idemsim sweep -------------------------------------------------------------------------------------------
+def _percent(x: float) -> str:
+    return f"{x * 100:.1f}" if x < 0.1 else f"{x * 100:.0f}"
+
+
 def _rate(figure: dict[str, float]) -> str:
-    """A rate and its 95 % interval, in percent: ``9.0 % (5.7–14.0)``."""
-    return f"{figure['rate'] * 100:.1f} % ({figure['low'] * 100:.1f}–{figure['high'] * 100:.1f})"
+    """A rate and its 95 % interval, in percent, as short as its size allows: ``6.0% (2.1–16)``."""
+    return f"{_percent(figure['rate'])}% ({_percent(figure['low'])}–{_percent(figure['high'])})"
+
+
+def _short(value) -> str:
+    """A point's value in a table cell: a table (such as a retry budget) as ``on``, None as ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return "on"
+    return str(value)
 
 
 def _measure(row: dict, measure: str) -> str:
@@ -343,24 +356,24 @@ def sweep_table(result, config=None) -> Table:
     intervals), attempts per purchase and the time to the final answer (p95)."""
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
-    measures = [m for m in measures if m != "time_to_answer.p95"]
+    measures = [m for m in measures if m != "time_to_answer.p95"][:2]
     table = Table(title=safe(f"{result.scenario} — {result.seeds} runs a point (seed {result.base_seed}); rates "
                              f"with their 95 % intervals"), title_justify="left", box=box.SIMPLE_HEAD,
                   pad_edge=False)
     table.add_column("design", no_wrap=True)
     for axis in result.axes:
-        table.add_column(safe(axis.field.rsplit(".", 1)[-1]), justify="right", no_wrap=True)
+        table.add_column(safe(axis.field.rsplit(".", 1)[-1].replace("_", " ")), justify="right")
     for m in measures:
-        table.add_column(m.replace("_", " "), justify="right", no_wrap=True)
-    table.add_column("attempts", justify="right", no_wrap=True)
-    table.add_column("p95 (s)", justify="right", no_wrap=True)
+        table.add_column(m.replace("_", " ").replace(".", " "), justify="right")
+    table.add_column("attempts", justify="right")
+    table.add_column("p95 (s)", justify="right")
     previous = None
     for row in result.rows:
         point = tuple(row[a.field] for a in result.axes)
         if previous is not None and point != previous and len(result.designs) > 1:
             table.add_section()
         previous = point
-        table.add_row(safe(row["design"]), *(safe(str(v)) for v in point), *(_measure(row, m) for m in measures),
+        table.add_row(safe(row["design"]), *(safe(_short(v)) for v in point), *(_measure(row, m) for m in measures),
                       f"{row['attempts']:.2f}", f"{row['time_to_answer']['p95']:.2f}")
     return table
 
