@@ -130,6 +130,8 @@ def run(
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     brief: bool = typer.Option(False, "--brief", help="Text: only the exchange between client and API, one "
                                                       "line an event, no SQL."),
+    full: bool = typer.Option(False, "--full", help="Text, for a load of many operations: every event instead "
+                                                    "of the figures."),
     lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Run a scenario and check what it must show."""
@@ -157,7 +159,7 @@ def run(
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario, brief=brief)
+            print_run(console, r, set_, scenario, brief=brief, full=full)
     raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
 
 
@@ -193,7 +195,14 @@ def plot(
 
         figure.check_path(target)
         result = simulate(story, design, seed)
-        figure.save(figure.run_figure(result, _lang(lang)), target)
+        from .views.terminal import is_load
+
+        if is_load(result):
+            from .views.sweep_plot import attempts_figure
+
+            figure.save(attempts_figure(result, _lang(lang)), target)
+        else:
+            figure.save(figure.run_figure(result, _lang(lang)), target)
     print(target)
 
 
@@ -222,6 +231,10 @@ def explore(
     property_: List[str] = typer.Option([], "--property", help="Judge only this property (repeatable; default: "
                                                                "all seven). E.g. at-most-one-charge: the "
                                                                "database's promise alone."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="--exhaustive: processes on this "
+                                                                         "machine (default: 1)."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="--exhaustive: a Dask scheduler's address, or "
+                                                            "'local'."),
 ) -> None:
     """Search for a fault schedule that breaks exactly-once charging: on the database's charges and on the
     money the payment processor captured.
@@ -252,7 +265,11 @@ def explore(
         command = ex.command_line(design, set_, seed, exhaustive_mode=exhaustive, max_faults=k,
                                   max_examples=None if exhaustive else max_examples, properties=property_)
         if exhaustive:
-            result = ex.exhaustive(design, set_, max_faults=k, seed=seed, properties=property_)
+            from .sweep import executor_for
+
+            with executor_for(workers or 1, dask) as executor:
+                result = ex.exhaustive(design, set_, max_faults=k, seed=seed, properties=property_,
+                                       executor=executor)
         else:
             result = ex.search(design, set_, max_examples=max_examples, seed=seed, max_faults=k,
                                properties=property_)

@@ -303,22 +303,52 @@ def count_schedules(n: int, k: int) -> int:
 
 
 def exhaustive(design: str, sets: list[str] | None = None, *, max_faults: int = DEFAULT_MAX_FAULTS["exhaustive"],
-               seed: int = DEFAULT_SEED, properties: list[str] | None = None) -> Exploration:
-    """Judge every schedule of at most ``max_faults`` faults of `universe`, fewest faults first."""
+               seed: int = DEFAULT_SEED, properties: list[str] | None = None, executor=None) -> Exploration:
+    """Judge every schedule of at most ``max_faults`` faults of `universe`, fewest faults first, and stop at
+    the first that breaks a judged property. With an ``executor`` (a process pool, a Dask cluster) the
+    schedules are judged in chunks side by side; the result is the same, counts included: the first
+    counterexample in enumeration order, and what was checked up to it."""
     base = base_scenario(design, sets, seed)
     judged = judged_properties(properties)
     faults = universe()
     result = Exploration(design, seed, "exhaustive", None, universe=faults, max_faults=max_faults,
                           schedules=count_schedules(len(faults), max_faults), properties=judged)
-    for k in range(min(max_faults, len(faults)) + 1):
-        for combo in itertools.combinations(faults, k):
-            run, violations = judge(base.model_copy(update={"faults": list(combo)}), design, seed, judged)
-            result.examples += 1
-            result.effective += len(set(run.fired)) == k
-            if violations:
-                result.counterexample, _ = reduce(run, base, judged)
-                return result
+    combos = [combo for k in range(min(max_faults, len(faults)) + 1)
+              for combo in itertools.combinations(range(len(faults)), k)]
+    chunks = [combos[i:i + EXHAUSTIVE_CHUNK] for i in range(0, len(combos), EXHAUSTIVE_CHUNK)]
+    if executor is None:
+        outcomes = (judge_chunk(base, design, seed, judged, faults, chunk) for chunk in chunks)
+    else:
+        futures = [executor.submit(judge_chunk, base, design, seed, judged, faults, chunk) for chunk in chunks]
+        outcomes = (future.result() for future in futures)
+    for chunk, (checked, effective, failing) in zip(chunks, outcomes):
+        result.examples += checked
+        result.effective += effective
+        if failing is not None:
+            scenario = base.model_copy(update={"faults": [faults[i] for i in chunk[failing]]})
+            run, _ = judge(scenario, design, seed, judged)
+            result.counterexample, _ = reduce(run, base, judged)
+            break
     return result
+
+
+EXHAUSTIVE_CHUNK = 400
+"""Schedules an executor's worker judges at a time."""
+
+
+def judge_chunk(base: Scenario, design: str, seed: int, judged: tuple[str, ...], faults: list,
+                chunk: list[tuple[int, ...]]) -> tuple[int, int, int | None]:
+    """Judge the schedules of ``chunk`` (tuples of indices into ``faults``) in order, up to the first that
+    breaks a property: how many were checked, in how many every fault happened, and the failing one's
+    position in the chunk (None if all held)."""
+    effective = 0
+    for position, combo in enumerate(chunk):
+        run, violations = judge(base.model_copy(update={"faults": [faults[i] for i in combo]}), design, seed,
+                                judged)
+        effective += len(set(run.fired)) == len(combo)
+        if violations:
+            return position + 1, effective, position
+    return len(chunk), effective, None
 
 
 # -- saving a counterexample ------------------------------------------------------------------------------------

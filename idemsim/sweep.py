@@ -321,11 +321,13 @@ class executor_for:
     pool of ``workers`` processes on this machine, or a Dask cluster's executor (``dask``: a scheduler's
     address, or ``"local"`` for a `distributed.LocalCluster` of ``workers`` processes on loopback)."""
 
-    def __init__(self, workers: int | None = None, dask: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, dask: str | None = None, connect_timeout: float = 10.0) -> None:
         import os
 
         self.workers = workers or os.cpu_count() or 1
         self.dask = dask
+        self.connect_timeout = connect_timeout
+        """Seconds to wait for a remote scheduler to answer."""
         self._close: list[Callable[[], None]] = []
 
     def __enter__(self) -> Executor | None:
@@ -341,7 +343,7 @@ class executor_for:
                 client = Client(cluster)
             else:
                 try:
-                    client = Client(self.dask, timeout=10)
+                    client = Client(self.dask, timeout=self.connect_timeout)
                 except OSError as error:
                     raise InputError(f"--dask {self.dask}: cannot reach the scheduler: {error}") from None
             self._close.insert(0, client.close)

@@ -1,4 +1,5 @@
-"""Figures of a sweep: a rate against the varied field, a heatmap for two fields, attempts per second over time.
+"""Figures of many runs or many operations: a sweep's rate against the varied field, a heatmap for two fields,
+attempts per second over time; and a load's attempts per second by how they ended (`attempts_figure`).
 
 `figure` draws a `idemsim.sweep.SweepResult` the way its scenario's ``[sweep]`` table asks (``plot``):
 
@@ -104,7 +105,9 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
             xs = [r[axis.field] for r in result.rows if r["design"] == flat[0]]
             panel.plot(xs, [0] * len(xs), "-", color="#444444", linewidth=3, marker="s", markersize=4,
                        label=t("sweep.zero", lang, designs=", ".join(flat)))
-        panel.set_ylabel(_label(measure, lang), fontsize=12)
+        import textwrap
+
+        panel.set_ylabel(textwrap.fill(_label(measure, lang), 26 if lang == "en" else 14), fontsize=12)
         if _is_rate(result, measure):
             panel.set_ylim(-0.02, 1.02)
         panel.grid(True, color="#dddddd")
@@ -113,6 +116,11 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
         panel.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11, frameon=False)
     panels[-1].set_xlabel(axis.field, fontsize=12)
     panels[0].set_title(t("sweep.subtitle", lang, seeds=result.seeds), loc="left", fontsize=11)
+
+
+def _closed(values: list[float]) -> list[float]:
+    """A step series' values with the last repeated, so that its last window is drawn as wide as the others."""
+    return values + values[-1:]
 
 
 def _short(value) -> str:
@@ -153,13 +161,13 @@ def _series(fig, result, lang: str, marks: list | None = None) -> None:
     names = [a.field for a in result.axes]
     for i, row in enumerate(result.rows):
         series = row["attempts_per_second"]
-        xs = [k * series["window"] for k in range(len(series["per_second"]))]
+        xs = [k * series["window"] for k in range(len(series["per_second"]) + 1)]
         point = ", ".join(f"{n.rsplit('.', 1)[-1]}={_short(row[n])}" for n in names)
         colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
         label = f"{row['design']}: {point}" if len(result.designs) > 1 else point
         if "peak_after_outage" in row:
             label = t("sweep.peak_after", lang, label=label, peak=round(row["peak_after_outage"]["p50"]))
-        panel.step(xs, series["per_second"], style, where="post", color=colour, linewidth=2, label=label)
+        panel.step(xs, _closed(series["per_second"]), style, where="post", color=colour, linewidth=2, label=label)
     for mark in marks:
         _mark(panel, mark)
     panel.set_xlabel(t("sweep.time", lang), fontsize=12)
@@ -180,3 +188,40 @@ def _mark(panel, mark: dict) -> None:
     panel.axvline(mark["at"], color="#444444", linestyle=":", linewidth=1.5)
     panel.annotate(mark["label"], (mark["at"], 0.5), xycoords=("data", "axes fraction"), rotation=90,
                    fontsize=10, color="#444444", ha="left", va="center", xytext=(4, 0), textcoords="offset points")
+
+
+def attempts_figure(run, lang: str = "en"):
+    """A load's attempts per second over time, a line per outcome of the attempt (ok, fail, info), with the
+    outages shaded: the retry storm of one run, where a time-space diagram would have thousands of lanes."""
+    from matplotlib.figure import Figure
+
+    from .figure import OUTCOME_COLOR, fonts
+
+    series = run.summary["attempts_per_second"]
+    window = series["window"]
+    with fonts(lang):
+        fig = Figure(figsize=SIZE, layout="constrained")
+        fig.suptitle(t("load.title", lang, name=run.name, design=run.design, seed=run.seed,
+                       n=len(run.operations)), fontsize=15, fontweight="bold", x=0.01, ha="left")
+        panel = fig.subplots()
+        xs = [i * window for i in range(len(series["counts"]) + 1)]
+        panel.step(xs, _closed([c / window for c in series["counts"]]), "-", where="post", color="#000000",
+                   linewidth=2, label=t("load.all", lang))
+        for outcome in ("ok", "fail", "info"):
+            counts = series["by_outcome"][outcome]
+            if any(counts):
+                panel.step(xs, _closed([c / window for c in counts]), "--", where="post",
+                           color=OUTCOME_COLOR[outcome], linewidth=2,
+                           label=t("load.outcome", lang, outcome=t("outcome." + outcome, lang)))
+        for fault in run.scenario.faults:
+            if fault.kind == "outage":
+                _mark(panel, {"at": fault.start, "until": fault.until, "label": t("load.outage", lang)})
+        panel.set_xlabel(t("sweep.time", lang), fontsize=12)
+        panel.set_ylabel(t("sweep.attempts_per_second", lang), fontsize=12)
+        panel.grid(True, color="#dddddd")
+        panel.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11, frameon=False)
+        s = run.summary
+        fig.supxlabel(t("load.verdict", lang, charges=s["charges"], captures=s["captures"],
+                        broken=len(s["violations"])), fontsize=12, x=0.01, ha="left")
+        fig.canvas.draw()
+    return fig
