@@ -73,7 +73,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "mm.give_up": {"en": "gives up", "ja": "諦める"},
     "mm.waits": {"en": "{who} waits on the unique index for {holder}",
                  "ja": "{who} は一意制約の検査で {holder} の確定まで待たされる"},
-    "mm.after_wait": {"en": "after {seconds}", "ja": "{seconds} 後"},
+    "mm.after_wait": {"en": "after {seconds}", "ja": "{seconds}後"},
     "mm.capture": {"en": "capture {amount}", "ja": "{amount} 円を売上"},
     "mm.lookup": {"en": "what became of this key?", "ja": "このキーの結果は？"},
     "mm.captured": {"en": "captured {capture}", "ja": "売上 {capture}"},

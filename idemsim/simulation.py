@@ -56,6 +56,33 @@ class Run:
     def name(self) -> str:
         return self.scenario.name if not self.scenario.variant else f"{self.scenario.name}/{self.scenario.variant}"
 
+    def figure(self, lang: str | None = None):
+        """The run's matplotlib Figure: a time-space diagram (a load: its attempts per second)."""
+        from .i18n import language
+        from .views.terminal import is_load
+
+        if is_load(self):
+            from .views.sweep_plot import attempts_figure
+
+            return attempts_figure(self, language(lang))
+        from .views.figure import run_figure
+
+        return run_figure(self, language(lang))
+
+    def mermaid(self, lang: str | None = None, kind: str = "sequence") -> str:
+        """The run as a Mermaid diagram: ``sequence`` (a sequence diagram) or ``state`` (the key record's)."""
+        from .i18n import language
+        from .views import mermaid
+
+        draw = {"sequence": mermaid.sequence, "state": mermaid.state}[kind]
+        return draw(self, language(lang))
+
+    def _repr_html_(self) -> str:
+        from .i18n import language
+        from .views.html import run_html
+
+        return run_html(self, language())
+
     def trace_json(self) -> list[dict[str, Any]]:
         """The trace as JSON-ready data, each DB event with the SQL it stands for (`idemsim.db.sql.sql_for`)."""
         from .db.sql import sql_for
