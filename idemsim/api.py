@@ -351,10 +351,11 @@ class Api:
         """Seconds a finished run should go on so that background recovery can act on what was abandoned,
         or None when nothing waits for it: with lease recovery, an ``in_progress`` record is older than the
         lease within a lease, and the recovery step finds it within half a lease more."""
-        abandoned = any(row["status"] == "in_progress" for row in self.db.committed_keys())
-        if "recovery" in self.daemons and abandoned:
+        if not ("recovery" in self.daemons or "completer" in self.daemons) or not self.db.any_in_progress():
+            return None
+        if "recovery" in self.daemons:
             return self.config.lease * 1.5
-        if "completer" in self.daemons and abandoned:
+        if "completer" in self.daemons:
             return recovery_lease(self.config) + 2 * completer_period(self.config)
         return None
 

@@ -12,14 +12,16 @@ the model takes the documented choice (`Database.wake_order`).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
+
+import inspect
 
 import simpy
 
-from idemsim.db.mvcc import (ABORTED, ACTIVE, CHARGES, COMMITTED, DEADLOCK, ISOLATION_LEVELS, KEYS, LOCK_TIMEOUT,
-                             READ_COMMITTED, RELEASED, LockWait, RowVersion, Sequence as IdSequence, Snapshot,
-                             Transaction)
+from idemsim.db.mvcc import (ABORTED, ACTIVE, CHARGES, COMMITTED, DEADLOCK, FROZEN, ISOLATION_LEVELS, KEYS,
+                             LOCK_TIMEOUT, READ_COMMITTED, RELEASED, SERIALIZABLE, LockWait, RowVersion,
+                             Sequence as IdSequence, Snapshot, Transaction)
 from idemsim.db.sql import DEFAULT_TTL, sql_for
 from idemsim.db.ssi import PredicateLocks, SerializationFailure
 
@@ -45,15 +47,22 @@ OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 """Every statement `Connection.execute` accepts: op -> (required fields, optional fields)."""
 
+_FIELDS = {op: (frozenset(required), frozenset(required + optional)) for op, (required, optional) in OPS.items()}
+"""Per op: its required fields and all the fields it accepts, as sets (checked at every statement)."""
+
+VACUUM_MIN = 4096
+"""`Database.vacuum` runs at the end of a transaction once this many row versions (or as many as it kept the last
+time, if more) were written since it last ran."""
 INT4_MIN, INT4_MAX = -2**31, 2**31 - 1
 """The range of PostgreSQL's `int` (the `amount` column); a value outside it fails with 22003."""
 LOCK_TIMEOUT_MAX_MS = 2**31 - 1
 """The largest `lock_timeout` PostgreSQL accepts, milliseconds; a larger one fails with 22023."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Result:
-    """How one statement ended: the spec's result fields, plus what the model can tell beyond them."""
+    """How one statement ended: the spec's result fields, plus what the model can tell beyond them. Read it;
+    never change it."""
 
     rows: int | None
     row: dict | None
@@ -66,22 +75,35 @@ class Result:
     """Names of the connections it waited for, in order."""
 
 
-@dataclass(frozen=True)
 class DbEvent:
-    """A trace event: "wait" when a statement starts to block, "result" when any statement ends."""
+    """A trace event: "wait" when a statement starts to block, "result" when any statement ends.
 
-    t: float
-    conn: str
-    kind: str
-    op: str
-    sql: str
-    blocked_by: str | None = None
-    result: Result | None = None
-    fields: dict | None = None
-    """The statement's fields (its key, amount, response …), as `Connection.execute` got them."""
+    ``sql``, the statement's text (`sql_for`), is rendered only when something reads it."""
+
+    __slots__ = ("t", "conn", "kind", "op", "blocked_by", "result", "fields")
+
+    def __init__(self, t: float, conn: str, kind: str, op: str, blocked_by: str | None = None,
+                 result: Result | None = None, fields: dict | None = None):
+        self.t = t
+        self.conn = conn
+        self.kind = kind
+        self.op = op
+        self.blocked_by = blocked_by
+        self.result = result
+        self.fields = fields
+        """The statement's fields (its key, amount, response …), as `Connection.execute` got them."""
+
+    @property
+    def sql(self) -> str:
+        return sql_for(self.op, self.fields or {})
+
+    def __repr__(self) -> str:
+        return (f"DbEvent(t={self.t!r}, conn={self.conn!r}, kind={self.kind!r}, op={self.op!r}, "
+                f"blocked_by={self.blocked_by!r}, result={self.result!r}, fields={self.fields!r})")
 
 
-NO_RESULT = Result(None, None, None)
+NO_ROWS = (None, None)
+"""What a statement without rows returns to `Connection.execute`: (rows, row)."""
 
 
 class SqlError(Exception):
@@ -97,14 +119,21 @@ def arrival_order(waits: Sequence[LockWait]) -> Sequence[LockWait]:
     return waits
 
 
-@dataclass
 class _Statement:
-    op: str
-    fields: dict[str, Any]
-    sql: str
-    id: int | None = None
-    waited: float = 0.0
-    blocked_by: list[str] = field(default_factory=list)
+    """One statement as it runs: its op and fields, the sequence value it took, and its waits."""
+
+    __slots__ = ("op", "fields", "id", "waited", "blocked_by")
+
+    def __init__(self, op: str, fields: dict[str, Any]):
+        self.op = op
+        self.fields = fields
+        self.id: int | None = None
+        self.waited = 0.0
+        self.blocked_by: list[str] | None = None
+
+    @property
+    def sql(self) -> str:
+        return sql_for(self.op, self.fields)
 
 
 class Database:
@@ -123,9 +152,20 @@ class Database:
         self.wake_order = wake_order
         """Order in which the waiters of an ending transaction resume (they all resume at the same instant)."""
         self.versions: dict[str, list[RowVersion]] = {KEYS: [], CHARGES: []}
-        """Every row version ever written, per table, in the order written (nothing is vacuumed)."""
+        """Every row version written, per table, in the order written, but those `vacuum` reclaimed."""
         self.versions_by_key: dict[str, list[RowVersion]] = {}
-        """`idempotency_keys` versions per key value: what the unique index (or a key lookup) reaches."""
+        """`idempotency_keys` versions per key value: what the unique index (or a key lookup) reaches. A key
+        stays here (with an empty list) when all its versions have been reclaimed."""
+        self.written = {KEYS: 0, CHARGES: 0}
+        """Row versions ever written, per table (reclaimed ones included)."""
+        self._unvacuumed = 0
+        """Row versions written since the last `vacuum`."""
+        self._vacuum_at = VACUUM_MIN
+        """`vacuum` runs when a transaction ends with this many versions written since the last one."""
+        self._min_expiry = float("inf")
+        """No key version written since the last `vacuum` (or kept by it) expires earlier than this."""
+        self._holding: dict[Transaction, None] = {}
+        """Active repeatable-read and serializable blocks: their snapshots outlive a statement."""
         self.sequences = {KEYS: IdSequence(), CHARGES: IdSequence()}
         """The bigserial sequences of the two tables."""
         self.predicate_locks = PredicateLocks()
@@ -141,44 +181,64 @@ class Database:
 
     # -- committed state ----------------------------------------------------------------------------------------
 
+    def key_counts(self) -> tuple[int, int]:
+        """How many committed `idempotency_keys` rows there are, and how many of them are `in_progress`."""
+        held = in_progress = 0
+        for v in self.versions[KEYS]:
+            if v.committed_live():
+                held += 1
+                in_progress += v.values["status"] == "in_progress"
+        return held, in_progress
+
+    def _live(self, table: str, order: Callable[[RowVersion], Any]) -> list[RowVersion]:
+        return sorted((v for v in self.versions[table] if v.committed_live()), key=order)
+
     def committed_keys(self) -> list[dict]:
         """Committed `idempotency_keys` rows, by key then id: `id`, the spec's columns (`recovery_point` and
         `locked_at` included; times in simulated seconds, `locked_at` None when unclaimed) and `created_at`."""
-        live = sorted((v for v in self.versions[KEYS] if v.committed_live()), key=lambda v: (v.values["key"], v.id))
-        return [{"id": v.id, **v.values} for v in live]
+        return [{"id": v.id, **v.values} for v in self._live(KEYS, _by_key_then_id)]
 
     def committed_charges(self) -> list[dict]:
         """Committed `charges` rows in insertion order: `id`, `amount`, `key`."""
-        live = sorted((v for v in self.versions[CHARGES] if v.committed_live()), key=lambda v: v.id)
-        return [{"id": v.id, **v.values} for v in live]
+        return [{"id": v.id, **v.values} for v in self._live(CHARGES, _by_id)]
+
+    def any_in_progress(self) -> bool:
+        """Whether a committed `idempotency_keys` row is `in_progress`."""
+        return any(v.values["status"] == "in_progress" and v.committed_live() for v in self.versions[KEYS])
 
     def tables(self) -> dict:
         """The committed state in the result document's form."""
         return {
-            KEYS: [{c: r[c] for c in ("key", "fingerprint", "status", "response")} for r in self.committed_keys()],
-            CHARGES: [{"amount": r["amount"], "key": r["key"]} for r in self.committed_charges()],
+            KEYS: [{"key": values["key"], "fingerprint": values["fingerprint"], "status": values["status"],
+                    "response": values["response"]}
+                   for values in (v.values for v in self._live(KEYS, _by_key_then_id))],
+            CHARGES: [{"amount": v.values["amount"], "key": v.values["key"]} for v in self._live(CHARGES, _by_id)],
         }
 
     # -- transactions -------------------------------------------------------------------------------------------
 
     def _begin(self, conn: Connection, isolation: str, explicit: bool) -> Transaction:
         self._xids += 1
-        return Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout, start_time=self.env.now)
+        tx = Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout, start_time=self.env.now)
+        if isolation != READ_COMMITTED:
+            self._holding[tx] = None
+        return tx
 
     def _snapshot(self, tx: Transaction) -> Snapshot:
         return tx.statement_snapshot(self.commits)
 
     def _commit(self, tx: Transaction) -> None:
         """Commit `tx`, or abort it and raise 40001 if serializable snapshot isolation forbids the commit."""
-        try:
-            self.predicate_locks.before_commit(tx)
-        except SerializationFailure:
-            self._abort(tx)
-            raise SqlError("40001") from None
+        if tx.isolation == SERIALIZABLE:
+            try:
+                self.predicate_locks.before_commit(tx)
+            except SerializationFailure:
+                self._abort(tx)
+                raise SqlError("40001") from None
         self.commits += 1
         tx.commit_seq = self.commits
         tx.state = COMMITTED
-        self._release_waiters(tx)
+        self._ended(tx)
 
     def _abort(self, tx: Transaction) -> None:
         """Roll `tx` back: its versions become invisible, the rows it deleted or updated come back."""
@@ -186,12 +246,80 @@ class Database:
             return
         tx.state = ABORTED
         self.predicate_locks.forget(tx)
-        self._release_waiters(tx)
+        self._ended(tx)
 
-    def _release_waiters(self, tx: Transaction) -> None:
-        waits, tx.waiters = tx.waiters, []
-        for wait in self.wake_order(waits):
-            wait.end(RELEASED)
+    def _ended(self, tx: Transaction) -> None:
+        """`tx` has just committed or aborted: its waiters resume; dead row versions may be reclaimed."""
+        if tx.waiters:
+            waits, tx.waiters = tx.waiters, []
+            for wait in self.wake_order(waits):
+                wait.end(RELEASED)
+        if tx.isolation != READ_COMMITTED:
+            self._holding.pop(tx, None)
+        if self._unvacuumed >= self._vacuum_at:
+            self.vacuum()
+
+    def _written(self, version: RowVersion) -> None:
+        """A new row version is in its table's list (and, for a key, in `versions_by_key`)."""
+        self.written[version.table] += 1
+        self._unvacuumed += 1
+        if version.table == KEYS:
+            expires_at = version.values["expires_at"]
+            if expires_at < self._min_expiry:
+                self._min_expiry = expires_at
+
+    # -- reclaiming row versions --------------------------------------------------------------------------------
+
+    def horizon(self) -> int:
+        """The oldest snapshot any statement may still read with: every version whose deleter committed at or
+        before it is invisible to every snapshot, present or future. Read committed takes a snapshot per statement
+        and reads it at once; repeatable read and serializable keep theirs to the end of the block."""
+        horizon = self.commits
+        for tx in self._holding:
+            if tx.snapshot is not None and tx.snapshot.horizon < horizon:
+                horizon = tx.snapshot.horizon
+        return horizon
+
+    def vacuum(self) -> None:
+        """Reclaim row versions no snapshot can see, as PostgreSQL's VACUUM does, and forget finished transactions.
+
+        A version goes when its creator aborted, or when its deleter (or updater) committed at or before the
+        `horizon`: nothing can see it, wait on it, or find a conflict through it. In the versions kept, a
+        creator every snapshot sees is replaced by `FROZEN`, an aborted deleter and a finished locker by None,
+        since each of them changes nothing any more; so no finished transaction is kept alive by a row. Nothing a
+        statement returns changes: the model behaves as if every version were still there. (A doomed serializable
+        reader fails at a scan that would have examined a reclaimed version, as before: `Connection._scan_keys`.)
+        Runs when enough versions were written since the last time that its cost per version stays constant."""
+        horizon = self.horizon()
+
+        def keep(v: RowVersion) -> bool:
+            xmin = v.xmin
+            if xmin.state == ABORTED:
+                return False
+            xmax = v.xmax
+            if xmax is not None:
+                if xmax.state == COMMITTED:
+                    if xmax.commit_seq <= horizon:
+                        return False
+                elif xmax.state == ABORTED:
+                    v.xmax = v.successor = None
+            if xmin is not FROZEN and xmin.state == COMMITTED and xmin.commit_seq <= horizon:
+                v.xmin = FROZEN
+            locker = v.locker
+            if locker is not None and locker.state != ACTIVE:
+                v.locker = None
+            return True
+
+        for table in (KEYS, CHARGES):
+            self.versions[table] = [v for v in self.versions[table] if keep(v)]
+        by_key = self.versions_by_key
+        kept = {id(v) for v in self.versions[KEYS]}
+        for key, versions in by_key.items():
+            if versions:
+                by_key[key] = [v for v in versions if id(v) in kept]
+        self._min_expiry = min((v.values["expires_at"] for v in self.versions[KEYS]), default=float("inf"))
+        self._unvacuumed = 0
+        self._vacuum_at = max(VACUUM_MIN, len(self.versions[KEYS]) + len(self.versions[CHARGES]))
 
     # -- lock waits and deadlocks ------------------------------------------------------------------------------
 
@@ -257,65 +385,72 @@ class Connection:
 
     def execute(self, op: str, **fields: Any) -> Generator[simpy.Event, Any, Result]:
         """Run one statement: `result = yield from conn.execute("register_key", key="k", fingerprint="fp")`."""
-        if op not in OPS:
+        spec = _FIELDS.get(op)
+        if spec is None:
             raise ValueError(f"unknown op {op!r}; allowed: {', '.join(OPS)}")
-        required, optional = OPS[op]
-        missing = [name for name in required if name not in fields]
-        unknown = [name for name in fields if name not in required + optional]
-        if missing or unknown:
+        names = fields.keys()
+        if not (spec[0] <= names and names <= spec[1]):
+            required, optional = OPS[op]
+            missing = [name for name in required if name not in fields]
+            unknown = [name for name in fields if name not in required + optional]
             raise ValueError(f"{op}: missing fields {missing}, unknown fields {unknown}")
         db = self.db
-        stmt = _Statement(op, dict(fields), sql_for(op, fields))
+        stmt = _Statement(op, fields)
+        error = None
         try:
-            result = yield from self._run(stmt)
-        except SqlError as error:
-            result = Result(None, None, error.sqlstate)
-        result = replace(result, id=stmt.id, waited=stmt.waited, blocked_by=tuple(stmt.blocked_by))
-        db._emit(DbEvent(db.env.now, self.name, "result", op, stmt.sql, result=result, fields=stmt.fields))
+            rows, row = yield from self._run(stmt)
+        except SqlError as failure:
+            rows, row, error = None, None, failure.sqlstate
+        result = Result(rows, row, error, stmt.id, stmt.waited, tuple(stmt.blocked_by) if stmt.blocked_by else ())
+        if db.on_event is not None:
+            db.on_event(DbEvent(db.env.now, self.name, "result", op, result=result, fields=fields))
         return result
 
     # -- transaction control ------------------------------------------------------------------------------------
 
-    def _run(self, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
-        op, db = stmt.op, self.db
+    def _run(self, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
+        """The statement's (rows, row); an error is raised as `SqlError`."""
+        op, db, fields = stmt.op, self.db, stmt.fields
         if self.closed:
             raise SqlError("08003")
-        if op in ("commit", "rollback", "disconnect"):
+        if op in _BLOCK_ENDS:
             self._end_block(commit=op == "commit")
             self.closed = op == "disconnect"
-            return NO_RESULT
-        if any(isinstance(value, str) and "\x00" in value for value in stmt.fields.values()):
-            # A NUL ends the C string libpq sends: PostgreSQL reads a quoted literal that never closes. The
-            # parser finds that before it looks at the transaction, so this is 42601 even in a failed one.
-            self._fail_block()
-            raise SqlError("42601")
+            return NO_ROWS
+        for value in fields.values():
+            if isinstance(value, str) and "\x00" in value:
+                # A NUL ends the C string libpq sends: PostgreSQL reads a quoted literal that never closes. The
+                # parser finds that before it looks at the transaction, so this is 42601 even in a failed one.
+                self._fail_block()
+                raise SqlError("42601")
         if self.tx is not None and self.tx.state == ABORTED:
             raise SqlError("25P02")
         if op == "begin":
-            isolation = stmt.fields.get("isolation") or READ_COMMITTED
+            isolation = fields.get("isolation") or READ_COMMITTED
             if isolation not in ISOLATION_LEVELS:
                 raise ValueError(f"unknown isolation level {isolation!r}")
             if self.tx is None:  # BEGIN inside a block is only a warning
                 self.tx = db._begin(self, isolation, explicit=True)
-            return NO_RESULT
+            return NO_ROWS
         if op == "lock_timeout":
-            if round(stmt.fields["seconds"] * 1000) > LOCK_TIMEOUT_MAX_MS:
+            if round(fields["seconds"] * 1000) > LOCK_TIMEOUT_MAX_MS:
                 self._fail_block()
                 raise SqlError("22023")  # SET's value is checked when it runs
-            self.lock_timeout = float(stmt.fields["seconds"])
-            return NO_RESULT
+            self.lock_timeout = float(fields["seconds"])
+            return NO_ROWS
         tx = self.tx or db._begin(self, READ_COMMITTED, explicit=False)
         try:
-            _refuse_values(stmt)
-            outcome = getattr(self, "_" + op)(tx, stmt)  # a Result, or a generator if it may wait
-            result = (yield from outcome) if isinstance(outcome, Generator) else outcome
+            if op in _REFUSING:
+                _refuse_values(stmt)
+            run, may_wait = _STATEMENTS[op]
+            outcome = (yield from run(self, tx, stmt)) if may_wait else run(self, tx, stmt)
         except (SqlError, SerializationFailure) as error:
             db._abort(tx)
             self._restore_settings(tx)
             raise SqlError(getattr(error, "sqlstate", "40001")) from None
         if not tx.explicit:
             db._commit(tx)
-        return result
+        return outcome
 
     def _end_block(self, commit: bool) -> None:
         """COMMIT / ROLLBACK / disconnect: end the open block (a failed one always as a rollback)."""
@@ -348,9 +483,10 @@ class Connection:
         """Block until `holder` ends; raise 55P03 / 40P01 if the lock timeout or the deadlock check ends it."""
         db = self.db
         wait = db._new_wait(tx, holder, inserting)
+        if stmt.blocked_by is None:
+            stmt.blocked_by = []
         stmt.blocked_by.append(holder.conn_name)
-        db._emit(DbEvent(db.env.now, self.name, "wait", stmt.op, stmt.sql, blocked_by=holder.conn_name,
-                         fields=stmt.fields))
+        db._emit(DbEvent(db.env.now, self.name, "wait", stmt.op, blocked_by=holder.conn_name, fields=stmt.fields))
         if self.lock_timeout > 0:
             db.env.timeout(self.lock_timeout).callbacks.append(lambda _event: wait.end(LOCK_TIMEOUT))
         outcome = yield wait.done
@@ -363,16 +499,16 @@ class Connection:
 
     # -- idempotency_keys -----------------------------------------------------------------------------------
 
-    def _register_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _register_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         if not self.db.unique_key:
             raise SqlError("42P10")  # ON CONFLICT (key) needs a unique index; found at parse time
         return (yield from self._insert(tx, stmt, on_conflict_do_nothing=True))
 
-    def _insert_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _insert_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         return (yield from self._insert(tx, stmt, on_conflict_do_nothing=False))
 
     def _insert(self, tx: Transaction, stmt: _Statement,
-                on_conflict_do_nothing: bool) -> Generator[simpy.Event, Any, Result]:
+                on_conflict_do_nothing: bool) -> Generator[simpy.Event, Any, tuple]:
         """INSERT a key row: take an id, check the unique index (waiting as needed), then insert or not."""
         db, f = self.db, stmt.fields
         snapshot = db._snapshot(tx)
@@ -389,15 +525,17 @@ class Connection:
                     raise SqlError("23505")
                 if tx.isolation != READ_COMMITTED and not snapshot.shows(live):
                     raise SqlError("40001")  # the conflicting row committed after this snapshot
-                return Result(0, None, None)
-        db.predicate_locks.on_write(tx, KEYS)
+                return 0, None
+        if tx.isolation == SERIALIZABLE:
+            db.predicate_locks.on_write(tx, KEYS)
         values = {"key": f["key"], "fingerprint": f["fingerprint"], "status": "in_progress", "response": None,
                   "expires_at": tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "recovery_point": "started",
                   "locked_at": None, "created_at": db.env.now}
         version = RowVersion(KEYS, stmt.id, values, tx)
         db.versions[KEYS].append(version)
         db.versions_by_key.setdefault(f["key"], []).append(version)
-        return Result(1, None, None)
+        db._written(version)
+        return 1, None
 
     def _unique_check(self, tx: Transaction, key: str) -> tuple[Transaction | None, RowVersion | None]:
         """The unique index's view (a dirty snapshot): a transaction to wait for, or a live row, or neither."""
@@ -419,31 +557,44 @@ class Connection:
         """Visible key rows matching `match`, oldest id first; a lookup by key uses the unique index if any.
 
         The index returns every visible version of the key and each is predicate-locked before the rest of the
-        WHERE clause (a status, a lease) is tested on it, as PostgreSQL's index scan does.
+        WHERE clause (a status, a lease) is tested on it, as PostgreSQL's index scan does. Without the index a
+        serializable scan examines every version of the table; any other scan finds the same rows through the
+        key's versions (the WHERE clause of a key lookup names the key).
         """
         db = self.db
         by_index = key is not None and db.unique_key
+        if tx.isolation != SERIALIZABLE:
+            examined = db.versions_by_key.get(key, ()) if key is not None else db.versions[KEYS]
+            found = [v for v in examined if snapshot.shows(v) and match(v)]
+            if len(found) > 1:
+                found.sort(key=_by_id)
+            return found
+        if tx.doomed and (key in db.versions_by_key if by_index else db.written[KEYS]):
+            # A doomed reader fails at the first version it examines; a reclaimed one counts (`Database.vacuum`).
+            raise SerializationFailure
         examined = db.versions_by_key.get(key, []) if by_index else db.versions[KEYS]
-        visible = sorted((v for v in examined if snapshot.shows(v)), key=lambda v: v.id)
+        visible = sorted((v for v in examined if snapshot.shows(v)), key=_by_id)
         returned = [v for v in visible if v.values["key"] == key] if by_index else visible
         db.predicate_locks.on_read(tx, snapshot, KEYS, examined, returned, by_index)
         return [v for v in visible if match(v)]
 
-    def _select_key(self, tx: Transaction, stmt: _Statement) -> Result:
+    def _select_key(self, tx: Transaction, stmt: _Statement) -> tuple:
         key = stmt.fields["key"]
         rows = self._scan_keys(tx, self.db._snapshot(tx), key, lambda v: v.values["key"] == key)
         row = None
         if rows:
-            row = {c: rows[0].values[c] for c in ("status", "fingerprint", "response")}
-        return Result(len(rows), row, None)
+            values = rows[0].values
+            row = {"status": values["status"], "fingerprint": values["fingerprint"], "response": values["response"]}
+        return len(rows), row
 
-    def _complete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _complete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         f = stmt.fields
+        key = f["key"]
         change = {"status": f.get("status") or "done", "response": f["response"]}
-        changed = yield from self._modify(tx, stmt, f["key"], lambda v: v.values["key"] == f["key"], change)
-        return Result(len(changed), None, None)
+        changed = yield from self._modify(tx, stmt, key, lambda v: v.values["key"] == key, change)
+        return len(changed), None
 
-    def _delete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _delete_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         f = stmt.fields
         status, before = f.get("status"), f.get("created_before")
 
@@ -451,14 +602,17 @@ class Connection:
             return (v.values["key"] == f["key"] and (status is None or v.values["status"] == status)
                     and (before is None or v.values["created_at"] < before))
 
-        return Result(len((yield from self._modify(tx, stmt, f["key"], match, None))), None, None)
+        return len((yield from self._modify(tx, stmt, f["key"], match, None))), None
 
-    def _delete_expired(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _delete_expired(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         now = tx.start_time
+        if now < self.db._min_expiry and tx.isolation != SERIALIZABLE:
+            self.db._snapshot(tx)
+            return 0, None  # no version written since the last vacuum, nor kept by it, has expired
         changed = yield from self._modify(tx, stmt, None, lambda v: v.values["expires_at"] <= now, None)
-        return Result(len(changed), None, None)
+        return len(changed), None
 
-    def _lock_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _lock_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         """SELECT … FOR UPDATE: lock every visible row of the key (waiting for whoever holds it), and read it."""
         key = stmt.fields["key"]
 
@@ -472,9 +626,9 @@ class Connection:
                 target.locker = tx
                 locked.append(target)
         row = {c: locked[0].values[c] for c in ("status", "recovery_point")} if locked else None
-        return Result(len(locked), row, None)
+        return len(locked), row
 
-    def _claim_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _claim_key(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         """Set `locked_at = now()` where the lease has run out (or none was taken); RETURNING recovery_point.
 
         The lease test uses `now()`, the transaction's start, in whole microseconds as PostgreSQL's timestamps.
@@ -489,34 +643,41 @@ class Connection:
 
         changed = yield from self._modify(tx, stmt, f["key"], match, {"locked_at": now})
         row = {"recovery_point": changed[0].values["recovery_point"]} if changed else None
-        return Result(len(changed), row, None)
+        return len(changed), row
 
-    def _set_point(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, Result]:
+    def _set_point(self, tx: Transaction, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
         """Record the recovery point; with `release`, also give the lease up (`locked_at = NULL`)."""
         f = stmt.fields
         change: dict[str, Any] = {"recovery_point": f["point"]}
         if f.get("release"):
             change["locked_at"] = None
         changed = yield from self._modify(tx, stmt, f["key"], lambda v: v.values["key"] == f["key"], change)
-        return Result(len(changed), None, None)
+        return len(changed), None
 
     def _modify(self, tx: Transaction, stmt: _Statement, key: str | None, match: Callable[[RowVersion], bool],
                 change: dict | None) -> Generator[simpy.Event, Any, list[RowVersion]]:
         """UPDATE (`change`) or DELETE (None) the visible rows that `match`, each after waiting for whoever holds
         it; return the new versions (UPDATE) or the deleted ones (DELETE)."""
         db = self.db
+        serializable = tx.isolation == SERIALIZABLE
         changed: list[RowVersion] = []
         for version in self._scan_keys(tx, db._snapshot(tx), key, match):
-            target = yield from self._lock_row(tx, stmt, version, match)
-            if target is None:
-                continue
-            db.predicate_locks.on_write(tx, KEYS, target)
+            locker = version.locker
+            if version.xmax is None and (locker is None or locker is tx or locker.state != ACTIVE):
+                target = version  # nobody holds the row: `_lock_row` would take it as it is
+            else:
+                target = yield from self._lock_row(tx, stmt, version, match)
+                if target is None:
+                    continue
+            if serializable:
+                db.predicate_locks.on_write(tx, KEYS, target)
             target.xmax = tx
             if change is not None:
                 successor = RowVersion(KEYS, target.id, {**target.values, **change}, tx)
                 target.successor = successor
                 db.versions[KEYS].append(successor)
                 db.versions_by_key[successor.values["key"]].append(successor)
+                db._written(successor)
                 changed.append(successor)
             else:
                 target.successor = None
@@ -556,22 +717,44 @@ class Connection:
 
     # -- charges --------------------------------------------------------------------------------------------
 
-    def _insert_charge(self, tx: Transaction, stmt: _Statement) -> Result:
+    def _insert_charge(self, tx: Transaction, stmt: _Statement) -> tuple:
         db = self.db
-        db._snapshot(tx)
+        if tx.isolation != READ_COMMITTED:
+            db._snapshot(tx)  # the block's snapshot is taken by its first statement
         stmt.id = db.sequences[CHARGES].nextval()
-        db.predicate_locks.on_write(tx, CHARGES)
-        values = {"amount": stmt.fields["amount"], "key": stmt.fields.get("key")}
-        db.versions[CHARGES].append(RowVersion(CHARGES, stmt.id, values, tx))
-        return Result(1, None, None)
+        if tx.isolation == SERIALIZABLE:
+            db.predicate_locks.on_write(tx, CHARGES)
+        version = RowVersion(CHARGES, stmt.id, {"amount": stmt.fields["amount"], "key": stmt.fields.get("key")}, tx)
+        db.versions[CHARGES].append(version)
+        db._written(version)
+        return 1, None
 
-    def _count_charges(self, tx: Transaction, stmt: _Statement) -> Result:
+    def _count_charges(self, tx: Transaction, stmt: _Statement) -> tuple:
         db = self.db
         snapshot = db._snapshot(tx)
         examined = db.versions[CHARGES]
+        if tx.isolation == SERIALIZABLE and tx.doomed and db.written[CHARGES]:
+            raise SerializationFailure  # as at the first version examined, reclaimed or not (`Database.vacuum`)
         visible = [v for v in examined if snapshot.shows(v)]
         db.predicate_locks.on_read(tx, snapshot, CHARGES, examined, visible, by_index=False)
-        return Result(None, {"count": len(visible)}, None)
+        return None, {"count": len(visible)}
+
+
+def _by_id(version: RowVersion) -> int:
+    return version.id
+
+
+def _by_key_then_id(version: RowVersion) -> tuple:
+    return version.values["key"], version.id
+
+
+_STATEMENTS: dict[str, tuple[Callable, bool]] = {
+    op: (getattr(Connection, "_" + op), inspect.isgeneratorfunction(getattr(Connection, "_" + op)))
+    for op in OPS if op not in ("begin", "commit", "rollback", "lock_timeout", "disconnect")}
+"""Per statement: the method that runs it and whether it may wait (a generator)."""
+_BLOCK_ENDS = frozenset({"commit", "rollback", "disconnect"})
+_REFUSING = frozenset({"complete_key", "insert_charge"})
+"""The statements whose values `_refuse_values` checks."""
 
 
 def _refuse_values(stmt: _Statement) -> None:

@@ -10,7 +10,8 @@ Nothing here takes simulated time or makes a choice; `engine.py` drives these ob
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import simpy
@@ -26,8 +27,15 @@ KEYS, CHARGES = "idempotency_keys", "charges"
 """The two tables of the schedule spec."""
 
 
+NO_CONFLICTS: Mapping = MappingProxyType({})
+"""The (always empty, read-only) rw-conflicts of a transaction that is not serializable."""
+
+
 class Transaction:
     """One transaction: a `begin` … `commit`/`rollback` block, or one autocommit statement."""
+
+    __slots__ = ("xid", "conn_name", "isolation", "explicit", "saved_lock_timeout", "start_time", "state",
+                 "commit_seq", "snapshot", "waiters", "waiting", "doomed", "in_conflicts", "out_conflicts")
 
     def __init__(self, xid: int, conn_name: str, isolation: str, explicit: bool, saved_lock_timeout: float,
                  start_time: float = 0.0):
@@ -55,9 +63,10 @@ class Transaction:
         """The wait this transaction's current statement is blocked in, if any (edges of the wait-for graph)."""
         self.doomed = False
         """Serializable only: chosen to fail with 40001 at its next conflict check or at commit."""
-        self.in_conflicts: dict[Transaction, None] = {}
+        serializable = isolation == SERIALIZABLE
+        self.in_conflicts: dict[Transaction, None] = {} if serializable else NO_CONFLICTS  # type: ignore
         """Serializable only: readers that did not see what this transaction wrote (reader -rw-> self)."""
-        self.out_conflicts: dict[Transaction, None] = {}
+        self.out_conflicts: dict[Transaction, None] = {} if serializable else NO_CONFLICTS  # type: ignore
         """Serializable only: writers whose writes this transaction did not see (self -rw-> writer)."""
 
     def __repr__(self) -> str:
@@ -72,14 +81,26 @@ class Transaction:
         return self.snapshot
 
 
-@dataclass(frozen=True, eq=False)
+FROZEN = Transaction(0, "", READ_COMMITTED, False, 0.0)
+"""The creator of a row version every snapshot sees (PostgreSQL's frozen xmin): the database puts it in place of
+a committed creator once no snapshot, present or future, can fail to see it, so that the finished transaction
+itself need not be kept."""
+FROZEN.state, FROZEN.commit_seq = COMMITTED, 0
+
+
 class Snapshot:
     """What one transaction can see: its own writes and the commits numbered up to `horizon`."""
 
-    owner: Transaction
-    """The transaction reading with this snapshot."""
-    horizon: int
-    """Number of commits the database had when the snapshot was taken."""
+    __slots__ = ("owner", "horizon")
+
+    def __init__(self, owner: Transaction, horizon: int):
+        self.owner = owner
+        """The transaction reading with this snapshot."""
+        self.horizon = horizon
+        """Number of commits the database had when the snapshot was taken."""
+
+    def __repr__(self) -> str:
+        return f"Snapshot(owner={self.owner!r}, horizon={self.horizon})"
 
     def sees(self, tx: Transaction) -> bool:
         """Whether `tx`'s writes are visible: it is the owner, or it committed before the snapshot."""
@@ -87,7 +108,12 @@ class Snapshot:
 
     def shows(self, version: RowVersion) -> bool:
         """Whether `version` is visible: its creator is seen and its deleter (if any) is not."""
-        return self.sees(version.xmin) and (version.xmax is None or not self.sees(version.xmax))
+        xmin = version.xmin
+        if not (xmin is self.owner or (xmin.commit_seq is not None and xmin.commit_seq <= self.horizon)):
+            return False
+        xmax = version.xmax
+        return xmax is None or not (xmax is self.owner or (xmax.commit_seq is not None
+                                                           and xmax.commit_seq <= self.horizon))
 
 
 class RowVersion:

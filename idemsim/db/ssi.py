@@ -126,6 +126,8 @@ class PredicateLocks:
 
     def forget(self, tx: Transaction) -> None:
         """An aborted transaction's conflicts disappear (its locks are ignored from now on)."""
+        if tx.isolation != SERIALIZABLE:
+            return  # it has none
         for other in tx.in_conflicts:
             other.out_conflicts.pop(tx, None)
         for other in tx.out_conflicts:
