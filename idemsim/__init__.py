@@ -20,11 +20,12 @@ def load_scenario(name_or_path: str, sets: list[str] | None = None):
     return load(name_or_path, sets)
 
 
-def simulate(scenario, design: str | None = None, seed: int | None = None):
-    """Run a loaded scenario once; returns a `Run` with ``trace`` and ``summary``."""
+def simulate(scenario, design: str | None = None, seed: int | None = None, trace: bool = True):
+    """Run a loaded scenario once; returns a `Run` with ``trace`` and ``summary`` (``trace=False``: no trace,
+    the same summary)."""
     from .simulation import simulate as _simulate
 
-    return _simulate(scenario, design, seed)
+    return _simulate(scenario, design, seed, trace)
 
 
 def run(name_or_path: str, design: str | None = None, seed: int | None = None, sets: list[str] | None = None):

@@ -29,7 +29,7 @@ def summarize(run, db) -> dict[str, Any]:
     tally = run.tally
     replays = len(tally.replays)
     violations = check_properties(run)
-    keys = db.committed_keys()
+    keys_held, keys_in_progress = db.key_counts()
     operations = [{
         "op": r.op,
         "logical": r.logical,
@@ -53,8 +53,8 @@ def summarize(run, db) -> dict[str, Any]:
         "replay_identical": None if replays == 0 else not any(v.property == "replay-identical"
                                                                for v in violations),
         "wait_seconds": round(tally.longest_wait, 6),
-        "keys_held": len(keys),
-        "keys_in_progress": sum(1 for k in keys if k["status"] == "in_progress"),
+        "keys_held": keys_held,
+        "keys_in_progress": keys_in_progress,
         "balance": run.state["balance"],
         "items": run.state["items"],
         "log_lines": run.state["log_lines"],

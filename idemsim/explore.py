@@ -131,9 +131,10 @@ def judged_properties(names: list[str] | None) -> tuple[str, ...]:
 
 
 def judge(scenario: Scenario, design: str, seed: int,
-          properties: tuple[str, ...] | None = None) -> tuple[Run, list[Violation]]:
-    """One run and the violations of the judged ``properties`` (default: all)."""
-    run = simulate(scenario, design, seed)
+          properties: tuple[str, ...] | None = None, trace: bool = False) -> tuple[Run, list[Violation]]:
+    """One run and the violations of the judged ``properties`` (default: all); the run keeps its trace only
+    with ``trace`` (a counterexample's, which is shown and saved)."""
+    run = simulate(scenario, design, seed, trace=trace)
     return run, [v for v in check(run) if properties is None or v.property in properties]
 
 
@@ -151,7 +152,7 @@ def reduce(run: Run, base: Scenario, properties: tuple[str, ...] | None = None) 
     best_run, best_violations = judge(best, run.design, run.seed, properties)
     runs = 1
     if not best_violations:  # cannot happen: a fault that never fired changed nothing
-        return Counterexample(run, judge(run.scenario, run.design, run.seed, properties)[1]), runs
+        return Counterexample(*judge(run.scenario, run.design, run.seed, properties, trace=True)), runs
     improved = True
     while improved:
         improved = False
@@ -166,6 +167,8 @@ def reduce(run: Run, base: Scenario, properties: tuple[str, ...] | None = None) 
             if violations:
                 best, best_run, best_violations, improved = candidate, candidate_run, violations, True
                 break
+    if best_run.trace is None:  # the runs above keep no trace; the counterexample is shown and saved with one
+        best_run = simulate(best, run.design, run.seed)
     return Counterexample(best_run, best_violations), runs
 
 

@@ -53,11 +53,24 @@ class Violation:
 
 
 # -- reading the run --------------------------------------------------------------------------------------------
+# Each reading is derived once per run and kept in ``run.facts`` (the properties, the summary and the sweep's
+# measures share it); callers must not change what they get.
+def _once(run, name: str, derive: Callable[[Any], Any]) -> Any:
+    facts = run.facts
+    if name not in facts:
+        facts[name] = derive(run)
+    return facts[name]
+
+
 def committed_charges(run) -> list[dict[str, Any]]:
     """Every committed charge, in id order: ``id``, ``amount``, ``key``, ``handler``, ``request``, ``op``,
     ``logical``. Raises `AssertionError` if the trace and the ``charges`` table disagree (a simulator bug)."""
+    return _once(run, "committed_charges", _committed_charges)
+
+
+def _committed_charges(run) -> list[dict[str, Any]]:
     tally = run.tally
-    logical = {r.op: r.logical for r in run.operations}
+    logical = _logical(run)
     committed = []
     for w in tally.committed:
         if w.op != "insert_charge":
@@ -74,23 +87,37 @@ def committed_charges(run) -> list[dict[str, Any]]:
     return committed
 
 
+def _logical(run) -> dict[int, int]:
+    return _once(run, "logical", lambda run: {r.op: r.logical for r in run.operations})
+
+
 def captures(run) -> list[dict[str, Any]]:
     """The processor's ledger, in capture order: ``id``, ``amount``, ``key``, ``t``, ``request``, ``caller``,
     ``op``, ``logical``."""
+    return _once(run, "captures", _captures)
+
+
+def _captures(run) -> list[dict[str, Any]]:
     tally = run.tally
-    logical = {r.op: r.logical for r in run.operations}
+    logical = _logical(run)
     out = []
-    for d in tally.captures:
-        op = tally.op_of_request(d["request"]) if d["request"] else tally.op_of(d["caller"], d["key"])
-        out.append({"id": d["capture"], "amount": d["amount"], "key": d["key"], "t": d["t"],
-                    "request": d["request"], "caller": d["caller"], "op": op, "logical": logical.get(op)})
+    for capture, amount, key, t, request, caller in tally.captures:
+        op = tally.op_of_request(request) if request else tally.op_of(caller, key)
+        out.append({"id": capture, "amount": amount, "key": key, "t": t, "request": request, "caller": caller,
+                    "op": op, "logical": logical.get(op)})
     return out
 
 
 def is_charge(run, result) -> bool:
     """Whether a client operation is a ``POST /charges`` (the others serve the article's other examples)."""
-    operation = run.scenario.operations[result.logical - 1]
-    return operation.method == "POST" and operation.path == "/charges"
+    return result.logical in _charging(run)
+
+
+def _charging(run) -> frozenset[int]:
+    """The logical operations that are ``POST /charges``."""
+    return _once(run, "charging", lambda run: frozenset(
+        i for i, operation in enumerate(run.scenario.operations, start=1)
+        if operation.method == "POST" and operation.path == "/charges"))
 
 
 def _by_operation(run, items: list[dict]) -> dict[int, list[dict]]:
@@ -103,12 +130,12 @@ def _by_operation(run, items: list[dict]) -> dict[int, list[dict]]:
 
 def charges_per_operation(run) -> dict[int, list[dict]]:
     """Committed charge rows by logical operation; every charging logical operation appears."""
-    return _by_operation(run, committed_charges(run))
+    return _once(run, "charges_per_operation", lambda run: _by_operation(run, committed_charges(run)))
 
 
 def captures_per_operation(run) -> dict[int, list[dict]]:
     """Captures by logical operation; every charging logical operation appears."""
-    return _by_operation(run, captures(run))
+    return _once(run, "captures_per_operation", lambda run: _by_operation(run, captures(run)))
 
 
 def _ids(charges: list[dict]) -> str:

@@ -24,7 +24,7 @@ from .network import Network
 from .processor import Processor
 from .scenario import Scenario
 from .tally import Tally
-from .trace import Trace
+from .trace import Trace, Untraced
 
 FORMAT_VERSION = 1
 MAX_SIMULATED_SECONDS = 10_000_000.0
@@ -40,7 +40,8 @@ class Run:
     scenario: Scenario
     design: str
     seed: int
-    trace: Trace
+    trace: Trace | None
+    """Every event, in order; None for a run simulated without a trace (``simulate(..., trace=False)``)."""
     tables: dict[str, list[dict[str, Any]]]
     operations: list[OperationResult]
     state: dict[str, Any]
@@ -51,6 +52,10 @@ class Run:
     tally: Tally = field(default_factory=Tally)
     """What the checks read, gathered from the trace as it was recorded."""
     summary: dict[str, Any] = field(default_factory=dict)
+    sim_events: int = 0
+    """SimPy events the run processed (a measure of its work, for `idemsim.bench`)."""
+    facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Facts the properties derive once per run and share (`idemsim.properties`)."""
 
     @property
     def name(self) -> str:
@@ -105,18 +110,32 @@ def unique_constraint(scenario: Scenario, design: str) -> bool:
     return design != "check-then-insert"
 
 
-def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None) -> Run:
-    """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's)."""
+def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None, trace: bool = True, *,
+             stream=None) -> Run:
+    """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's).
+
+    With ``trace`` (the default) the run keeps every event in ``Run.trace``; without, it keeps only what the
+    summary and the properties need (its `idemsim.tally.Tally`), gathered as the run goes, and ``Run.trace`` is
+    None: the summary, the properties and `idemsim.measures.of_run` are the same either way. ``stream``, a
+    callable, is given each `idemsim.trace.Event` as it is recorded, and the run then keeps none of them (a view
+    that writes the trace as it is produced)."""
     design = design or scenario.design
     seed = scenario.seed if seed is None else seed
     env = simpy.Environment()
     tally = Tally()
-    trace = Trace(observers=(tally.observe,))
+    if stream is not None:
+        recorder = Trace(observers=(tally.observe, stream), keep=False)
+    elif trace:
+        recorder = Trace(observers=(tally.observe,))
+    else:
+        recorder = Untraced(tally)
+    trace = recorder
     rng = random.Random(seed)
     plan = FaultPlan(scenario.faults, rng, {"request": scenario.network.request,
                                            "response": scenario.network.response})
     network = Network(env, plan, trace)
-    db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
+    db = Database(env, unique_key=unique_constraint(scenario, design),
+                  on_event=_db_recorder(trace) if isinstance(trace, Trace) else _db_tally(tally))
     processor = Processor(env, scenario.processor, scenario.api.charge_seconds, plan, trace)
     api = Api(env, db, processor, design, scenario.api, plan, trace)
     if scenario.arrivals is not None:
@@ -158,11 +177,17 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
             break
         env.run(until=env.now + horizon + 1e-9)
         settle()
-    run = Run(scenario, design, seed, trace, db.tables(), [c.result for c in clients],
+    run = Run(scenario, design, seed, trace if isinstance(trace, Trace) else None, db.tables(),
+              [c.result for c in clients],
               {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}, list(plan.fired),
-              list(processor.ledger), tally)
+              list(processor.ledger), tally, sim_events=_processed(env))
     run.summary = summarize(run, db)
     return run
+
+
+def _processed(env: simpy.Environment) -> int:
+    """Events the environment has processed: those it scheduled, less those still queued."""
+    return next(env._eid) - len(env._queue)
 
 
 def with_arrivals(scenario: Scenario, rng: random.Random) -> Scenario:
@@ -197,5 +222,20 @@ def _db_recorder(trace: Trace):
             return
         trace.record(event.t, event.conn, "db.result", "db", op=event.op, fields=event.fields, rows=r.rows,
                      row=r.row, error=r.error, id=r.id, waited=round(r.waited, 6), blocked_by=list(r.blocked_by))
+
+    return record
+
+
+def _db_tally(tally: Tally):
+    """Without a trace: the DB model's results go to the tally directly, with no event made."""
+    take_result = tally.db_result
+    take_wait = tally.takes()["db.wait"]
+
+    def record(event: DbEvent) -> None:
+        if event.kind == "wait":
+            take_wait(event.t, event.conn, None)
+            return
+        r = event.result
+        take_result(event.conn, event.op, event.fields, r.rows, r.error, r.id, round(r.waited, 6))
 
     return record

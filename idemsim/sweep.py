@@ -128,7 +128,7 @@ def run_batch(scenario, design: str, seeds: list[int]) -> list[dict[str, Any]]:
     from .measures import of_run
     from .simulation import simulate
 
-    return [of_run(simulate(scenario, design, seed)) for seed in seeds]
+    return [of_run(simulate(scenario, design, seed, trace=False)) for seed in seeds]
 
 
 @dataclass

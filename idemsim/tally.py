@@ -1,14 +1,16 @@
 """The tally: what the checks of a run need, gathered from its events as they happen.
 
-A `Tally` observes every event of a run once, in trace order (the simulation feeds it as events are recorded;
-`Tally.of` replays a stored trace into a fresh one), and keeps only the facts the summary and the properties
-read: which handler served which request, which writes of the API's connections committed, what each handler
-answered, what was replayed, what the payment processor captured, the longest wait on the index. Nothing here
-re-scans the trace, so a run may keep no trace at all and still be judged the same way.
+A `Tally` takes every event of a run once, in trace order, and keeps only the facts the summary and the
+properties read: which handler served which request, which writes of the API's connections committed, what
+each handler answered, what was replayed, what the payment processor captured, the longest wait on the index,
+the attempts per second. Nothing here re-scans the trace, so a run may keep no trace at all and still be judged
+the same way: with a trace, the simulation gives it each recorded `idemsim.trace.Event` (`observe`); without
+one, it gives it the same facts directly (`take`, `db_result`), with no event made at all. `Tally.of` replays a
+stored trace into a fresh tally.
 
-Guarantees: the tally depends only on the events' order and contents, so a tally fed live and one replayed
-from the stored trace are equal; connections of background processes (``reaper``, ``recovery``,
-``completer``) count as the API's own, since their writes change the same ledgers.
+Guarantees: the tally depends only on the events' order and contents, so a tally fed live, one fed without a
+trace and one replayed from the stored trace are equal; connections of background processes (``reaper``,
+``recovery``, ``completer``) count as the API's own, since their writes change the same ledgers.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+WINDOW = 1.0
+"""Seconds of one window of `Tally.attempts_per_second`."""
 
-@dataclass
+
+@dataclass(slots=True)
 class CommittedWrite:
     """An ``insert_charge`` or ``complete_key`` whose transaction committed."""
 
@@ -45,8 +50,9 @@ class Tally:
     """(handler, key) -> the answer it made itself (not a replay), as (status, body); the completer's too."""
     replays: list[tuple[str, int, Any]] = field(default_factory=list)
     """Every replayed answer: (request id, status, body)."""
-    captures: list[dict[str, Any]] = field(default_factory=list)
-    """The processor's ledger, as its ``processor.capture`` events' data, in capture order."""
+    captures: list[tuple] = field(default_factory=list)
+    """The processor's ledger, in capture order: (capture id, amount, key, t rounded to the microsecond, request,
+    caller), from its ``processor.capture`` events."""
     longest_wait: float = 0.0
     """The longest time a statement of the API's handlers spent blocked."""
     arrivals: int = 0
@@ -55,14 +61,29 @@ class Tally:
     """How long each request that had to queue for a database connection waited."""
     waiting_peak: int = 0
     """The most handlers blocked on the database at once, each holding its connection."""
-    attempts: list[tuple[float, str]] = field(default_factory=list)
-    """Every attempt: when it was sent, and how it ended (ok, fail, info)."""
+    attempt_counts: dict[str, list[int]] = field(default_factory=lambda: {"ok": [], "fail": [], "info": []})
+    """Per outcome, the attempts sent in each `WINDOW` from t=0 that ended so."""
+    balance_changed: bool = False
+    """Whether any request changed the balance (``state.change`` of ``balance``)."""
     _waiting: set = field(default_factory=set)
     _sent: dict = field(default_factory=dict)
     _blocks: dict[str, list] = field(default_factory=dict)
     """Per connection with an open ``begin`` block: [failed, pending writes]."""
-    _keys_of: dict[str, str | None] = field(default_factory=dict)
-    """Per connection: the key of its last ``complete_key`` or ``insert_charge`` (from the statement)."""
+
+    def __post_init__(self) -> None:
+        self._takes = {
+            "db.result": self._db_result_event,
+            "db.wait": self._db_wait,
+            "request.arrive": self._arrive,
+            "pool.acquire": self._pool_acquire,
+            "attempt.send": self._attempt_send,
+            "attempt.end": self._attempt_end,
+            "response.send": self._response,
+            "response.dropped": self._response,
+            "completer.finish": self._completer_finish,
+            "processor.capture": self._capture,
+            "state.change": self._state_change,
+        }
 
     @classmethod
     def of(cls, events) -> "Tally":
@@ -73,71 +94,98 @@ class Tally:
         return tally
 
     def observe(self, e) -> None:
-        """Take one event into account."""
-        kind, d = e.kind, e.data
-        if kind == "db.result":
-            self._db_result(e.actor, d)
-        elif kind == "db.wait":
-            if e.actor.startswith("api#"):
-                self._waiting.add(e.actor)
-                self.waiting_peak = max(self.waiting_peak, len(self._waiting))
-        elif kind == "request.arrive":
-            self.handler_request[d["handler"]] = d["request"]
-            self.arrivals += 1
-        elif kind == "pool.acquire":
-            self.pool_waits.append(d["waited"])
-        elif kind == "attempt.send":
-            self.request_key[d["request"]] = d["key"]
-            self._sent[d["request"]] = e.t
-            if d["key"] is not None:
-                self.key_op.setdefault(d["key"], d["op"])
-        elif kind == "attempt.end":
-            self.attempts.append((self._sent.pop(f"{d['op']}.{d['attempt']}", e.t), d["outcome"]))
-        elif kind in ("response.send", "response.dropped"):
-            if d["replay"]:
-                self.replays.append((d["request"], d["status"], d["body"]))
-            else:
-                key = self.request_key.get(d["request"])
-                self.sent[(e.actor, key)] = (d["status"], d["body"])
-        elif kind == "completer.finish":
-            self.sent[(e.actor, d["key"])] = (d["status"], d["body"])
-        elif kind == "processor.capture":
-            self.captures.append({**d, "t": round(e.t, 6)})
+        """Take one recorded event into account."""
+        take = self._takes.get(e.kind)
+        if take is not None:
+            take(e.t, e.actor, e.data)
 
-    def _db_result(self, conn: str, d: dict) -> None:
-        op, error = d["op"], d["error"]
-        self._waiting.discard(conn)
-        if conn.startswith("api#") and d.get("waited"):
-            self.longest_wait = max(self.longest_wait, d["waited"])
+    def takes(self) -> dict:
+        """Event kind -> the function ``(t, actor, data)`` that takes such an event into account; kinds not here
+        change nothing (a simulation without a trace records only these)."""
+        return self._takes
+
+    # -- one kind of event each ----------------------------------------------------------------------------
+    def _db_result_event(self, t: float, conn: str, d: dict) -> None:
+        self.db_result(conn, d["op"], d["fields"], d["rows"], d["error"], d["id"], d["waited"])
+
+    def _db_wait(self, t: float, conn: str, d: dict) -> None:
+        if conn.startswith("api#"):
+            self._waiting.add(conn)
+            if len(self._waiting) > self.waiting_peak:
+                self.waiting_peak = len(self._waiting)
+
+    def _arrive(self, t: float, actor: str, d: dict) -> None:
+        self.handler_request[d["handler"]] = d["request"]
+        self.arrivals += 1
+
+    def _pool_acquire(self, t: float, actor: str, d: dict) -> None:
+        self.pool_waits.append(d["waited"])
+
+    def _attempt_send(self, t: float, actor: str, d: dict) -> None:
+        request, key = d["request"], d["key"]
+        self.request_key[request] = key
+        self._sent[request] = t
+        if key is not None and key not in self.key_op:
+            self.key_op[key] = d["op"]
+
+    def _attempt_end(self, t: float, actor: str, d: dict) -> None:
+        sent = self._sent.pop(f"{d['op']}.{d['attempt']}", t)
+        i = int(sent // WINDOW)
+        counts = self.attempt_counts
+        if i >= len(counts["ok"]):
+            grow = [0] * (i + 1 - len(counts["ok"]))
+            for series in counts.values():
+                series.extend(grow)
+        counts[d["outcome"]][i] += 1
+
+    def _response(self, t: float, handler: str, d: dict) -> None:
+        if d["replay"]:
+            self.replays.append((d["request"], d["status"], d["body"]))
+        else:
+            self.sent[(handler, self.request_key.get(d["request"]))] = (d["status"], d["body"])
+
+    def _completer_finish(self, t: float, actor: str, d: dict) -> None:
+        self.sent[(actor, d["key"])] = (d["status"], d["body"])
+
+    def _capture(self, t: float, actor: str, d: dict) -> None:
+        self.captures.append((d["capture"], d["amount"], d["key"], round(t, 6), d["request"], d["caller"]))
+
+    def _state_change(self, t: float, actor: str, d: dict) -> None:
+        if d["resource"] == "balance":
+            self.balance_changed = True
+
+    def db_result(self, conn: str, op: str, fields: dict | None, rows: int | None, error: str | None,
+                  id: int | None, waited: float) -> None:
+        """A statement of ``conn`` ended (``waited``: seconds it was blocked, rounded to the microsecond)."""
+        if self._waiting:
+            self._waiting.discard(conn)
+        if waited and waited > self.longest_wait and conn.startswith("api#"):
+            self.longest_wait = waited
         block = self._blocks.get(conn)
         if op == "begin":
             if error is None and block is None:
                 self._blocks[conn] = [False, []]
         elif op in ("commit", "rollback", "disconnect"):
-            if block is not None and op == "commit" and error is None and not block[0]:
-                self.committed.extend(block[1])
-            self._blocks.pop(conn, None)
+            if block is not None:
+                if op == "commit" and error is None and not block[0]:
+                    self.committed.extend(block[1])
+                del self._blocks[conn]
         elif error is not None:
             if block is not None:
                 block[0] = True
-        elif op in ("insert_charge", "complete_key"):
-            write = CommittedWrite(op, conn, d["id"], d["rows"], d["fields"].get("key"))
+        elif op == "insert_charge" or op == "complete_key":
+            write = CommittedWrite(op, conn, id, rows, fields.get("key"))
             if block is not None:
                 block[1].append(write)
             else:
                 self.committed.append(write)
 
     # -- derived facts -------------------------------------------------------------------------------------
-    def attempts_per_second(self, window: float = 1.0) -> dict:
-        """Attempts sent in each window of ``window`` seconds from t=0, in all and by how each ended."""
-        length = int(max((t for t, _ in self.attempts), default=-window) // window) + 1
-        series = {"window": window, "counts": [0] * length,
-                  "by_outcome": {"ok": [0] * length, "fail": [0] * length, "info": [0] * length}}
-        for t, outcome in self.attempts:
-            i = int(t // window)
-            series["counts"][i] += 1
-            series["by_outcome"][outcome][i] += 1
-        return series
+    def attempts_per_second(self) -> dict:
+        """Attempts sent in each window of `WINDOW` seconds from t=0, in all and by how each ended."""
+        by = self.attempt_counts
+        return {"window": WINDOW, "counts": [a + b + c for a, b, c in zip(by["ok"], by["fail"], by["info"])],
+                "by_outcome": {outcome: list(series) for outcome, series in by.items()}}
 
     def op_of_request(self, request: str | None) -> int | None:
         return int(request.split(".", 1)[0]) if request else None

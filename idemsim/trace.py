@@ -63,17 +63,23 @@ class Event:
 
 
 class Trace:
-    """The ordered list of events of one run, and whoever observes them as they happen."""
+    """The ordered list of events of one run, and whoever observes them as they happen.
 
-    def __init__(self, observers: tuple = ()) -> None:
+    With ``keep=False`` the events are given to the observers and not kept (``events`` stays empty): a view that
+    writes each event as it happens (``idemsim run --format json``) then needs no memory for the trace."""
+
+    def __init__(self, observers: tuple = (), keep: bool = True) -> None:
         self.events: list[Event] = []
-        """Every event, in the order it happened."""
+        """Every event, in the order it happened (none if the trace is not kept)."""
         self.observers = list(observers)
-        """Callables given each event as it is recorded (the run's `idemsim.tally.Tally`)."""
+        """Callables given each event as it is recorded (the run's `idemsim.tally.Tally`, a streaming view)."""
+        self.keep = keep
+        """Whether the events are kept in ``events``."""
 
     def record(self, t: float, actor: str, kind: str, target: str | None = None, **data: Any) -> Event:
         event = Event(t, actor, kind, target, data)
-        self.events.append(event)
+        if self.keep:
+            self.events.append(event)
         for observe in self.observers:
             observe(event)
         return event
@@ -92,3 +98,19 @@ class Trace:
 
     def to_json(self) -> str:
         return json.dumps(self.to_list(), ensure_ascii=False, sort_keys=True)
+
+
+class Untraced:
+    """What a run without a trace records instead (``simulate(..., trace=False)``): nothing is kept and no
+    `Event` is made; each event a `idemsim.tally.Tally` takes into account is handed to it directly, the others
+    are dropped. It has `Trace`'s ``record``, so the model records the same way with or without a trace."""
+
+    keep = False
+
+    def __init__(self, tally) -> None:
+        self._takes = tally.takes()
+
+    def record(self, t: float, actor: str, kind: str, target: str | None = None, **data: Any) -> None:
+        take = self._takes.get(kind)
+        if take is not None:
+            take(t, actor, data)
