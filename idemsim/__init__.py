@@ -10,7 +10,7 @@ What a notebook needs, and nothing more:
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "run", "load_scenario", "simulate", "DESIGNS"]
+__all__ = ["__version__", "run", "load_scenario", "simulate", "register_design", "design", "DESIGNS"]
 
 
 def load_scenario(name_or_path: str, sets: list[str] | None = None):
@@ -30,6 +30,20 @@ def simulate(scenario, design: str | None = None, seed: int | None = None):
 def run(name_or_path: str, design: str | None = None, seed: int | None = None, sets: list[str] | None = None):
     """Load and run a scenario's main story in one call."""
     return simulate(load_scenario(name_or_path, sets), design, seed)
+
+
+def register_design(name: str, handler, **options):
+    """Make ``handler`` a design named ``name`` (see `idemsim.designs.register_design` and docs/designs.md)."""
+    from .designs import register_design as register
+
+    return register(name, handler, **options)
+
+
+def design(**options):
+    """Mark a handler function with how to register it (points, completer …); see docs/designs.md."""
+    from .designs import design as mark
+
+    return mark(**options)
 
 
 def __getattr__(name: str):

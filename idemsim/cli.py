@@ -83,11 +83,12 @@ def main_callback(version: bool = typer.Option(False, "--version", callback=_ver
     pass
 
 
-def _check_design(design: Optional[str]) -> None:
-    from .designs import DESIGNS
+def _check_design(design: Optional[str]) -> Optional[str]:
+    """A design named on the command line, resolved: a known name, or ``path/to/file.py:function`` (loaded
+    and registered under that text)."""
+    from .designs import resolve_design
 
-    if design is not None and design not in DESIGNS:
-        raise InputError(f"unknown design {design!r}; valid designs: {', '.join(DESIGNS)}")
+    return None if design is None else resolve_design(design)
 
 
 @app.command("list")
@@ -124,7 +125,8 @@ def run(
     format: RunFormat = typer.Option(RunFormat.text, "--format",
                                      help="text: timeline and summary; json: the trace; mermaid: a sequence "
                                           "diagram per story; mermaid-state: the key record's state diagram."),
-    design: Optional[str] = typer.Option(None, help="Run under this design instead of the scenario's."),
+    design: Optional[str] = typer.Option(None, help="Run under this design instead of the scenario's: a name, or "
+                                                    "path/to/file.py:function (docs/designs.md)."),
     variant: Optional[str] = typer.Option(None, help="Run only this variant (default: the story and every "
                                                      "variant)."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
@@ -140,7 +142,7 @@ def run(
     from .simulation import FORMAT_VERSION, simulate
 
     with user_errors():
-        _check_design(design)
+        design = _check_design(design)
         loaded = load(scenario, set_)
         stories = [pick(loaded, variant, set_)] if variant else runs(loaded, set_)
         results = [simulate(s, design, seed) for s in stories]
@@ -187,7 +189,7 @@ def plot(
     from .simulation import simulate
 
     with user_errors():
-        _check_design(design)
+        design = _check_design(design)
         loaded = load(scenario, set_)
         story = pick(loaded, variant, set_) if variant else loaded
         target = output or f"{Path(scenario).stem}.png"
@@ -209,7 +211,8 @@ def plot(
 @app.command()
 def explore(
     design: str = typer.Argument(..., help="The design to explore: naive, check-then-insert, same-tx, "
-                                           "committed-first or split-tx."),
+                                           "committed-first, split-tx, recovery-points, or your own as "
+                                           "path/to/file.py:function (docs/designs.md)."),
     set_: List[str] = typer.Option([], "--set", help="Fix a field of the default configuration: "
                                                      "section.field=value (repeatable); field=none makes it "
                                                      "none (e.g. api.lease=none: no recovery)."),
@@ -460,6 +463,9 @@ def compare(
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     plot: Optional[str] = typer.Option(None, "--plot", help="Also draw the runs, one panel per design, to this "
                                                             "file (PNG, SVG or PDF)."),
+    design: List[str] = typer.Option([], "--design", help="Compare these designs only (repeatable; a name or "
+                                                          "path/to/file.py:function). Default: the scenario's, "
+                                                          "else every design."),
     lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Run a scenario's faults under every design (and its option sets) and show one table."""
@@ -471,7 +477,8 @@ def compare(
             from .views import figure
 
             figure.check_path(plot)
-        comparison = run_comparison(load(scenario, set_), variant, seed, set_)
+        designs = [_check_design(d) for d in design]
+        comparison = run_comparison(load(scenario, set_), variant, seed, set_, designs or None)
         comparison.source = scenario
         if plot is not None:
             figure.save(figure.comparison_figure(comparison.runs, _lang(lang)), plot)

@@ -76,10 +76,9 @@ def base_raw(design: str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
 
 def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAULT_SEED) -> Scenario:
     """The default scenario of ``design`` with ``sets`` applied, validated; bad input raises `InputError`."""
-    from .designs import DESIGNS
+    from .designs import resolve_design
 
-    if design not in DESIGNS:
-        raise InputError(f"unknown design {design!r}; valid designs: {', '.join(DESIGNS)}")
+    design = resolve_design(design)
     raw = apply_sets(base_raw(design, seed), sets or [])
     raw["design"], raw["seed"] = design, seed
     scenario = validate(raw, "explore --set")
@@ -228,6 +227,8 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
 
     from .strategies import schedules
 
+    from .designs import DESIGNS
+
     sets = list(sets or [])
     base = base_scenario(design, sets, seed)  # bad input fails here, before any example
     judged = judged_properties(properties)
@@ -238,7 +239,7 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
               phases=(Phase.explicit, Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
     @hypothesis_seed(seed)
-    @given(schedules(max_faults=max_faults, ops=ops))
+    @given(schedules(max_faults=max_faults, ops=ops, points=DESIGNS[design].points or CRASH_POINTS))
     def probe(schedule) -> None:
         if state["last"] is None:
             state["examples"] += 1
@@ -285,14 +286,15 @@ def _no_files_in_the_working_directory() -> None:
 
 
 # -- the exhaustive enumeration ---------------------------------------------------------------------------------
-def universe(attempts: int = UNIVERSE_ATTEMPTS) -> list:
-    """The faults of the exhaustive mode, in the order schedules are enumerated (plainest first)."""
+def universe(attempts: int = UNIVERSE_ATTEMPTS, points: tuple[str, ...] = CRASH_POINTS) -> list:
+    """The faults of the exhaustive mode, in the order schedules are enumerated (plainest first); the crash
+    points are the design's own (the shipped ones: `CRASH_POINTS`)."""
     out: list = []
     for attempt in range(1, attempts + 1):
         out += [LoseMessage(attempt=attempt, message=m) for m in ("request", "response", "processor_response")]
     out += [Duplicate(at=at) for at in UNIVERSE_DUPLICATE_SLOTS]
     for attempt in range(1, attempts + 1):
-        out += [Crash(attempt=attempt, point=point, restart_after=UNIVERSE_RESTART) for point in CRASH_POINTS]
+        out += [Crash(attempt=attempt, point=point, restart_after=UNIVERSE_RESTART) for point in points]
     return out
 
 
@@ -308,9 +310,11 @@ def exhaustive(design: str, sets: list[str] | None = None, *, max_faults: int = 
     the first that breaks a judged property. With an ``executor`` (a process pool, a Dask cluster) the
     schedules are judged in chunks side by side; the result is the same, counts included: the first
     counterexample in enumeration order, and what was checked up to it."""
+    from .designs import DESIGNS
+
     base = base_scenario(design, sets, seed)
     judged = judged_properties(properties)
-    faults = universe()
+    faults = universe(points=DESIGNS[design].points or CRASH_POINTS)
     result = Exploration(design, seed, "exhaustive", None, universe=faults, max_faults=max_faults,
                           schedules=count_schedules(len(faults), max_faults), properties=judged)
     combos = [combo for k in range(min(max_faults, len(faults)) + 1)

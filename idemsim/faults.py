@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Message = Literal["request", "response"]
 LosableMessage = Literal["request", "response", "processor_response"]
@@ -59,11 +59,24 @@ class DelayMessage(_Fault):
 
 
 class Crash(_Fault):
-    """The API process dies when the handler of one attempt reaches ``point``; it restarts later."""
+    """The API process dies when the handler of one attempt reaches ``point``; it restarts later. ``point`` is
+    one of the shipped designs' points (`CRASH_POINTS`) or one a registered design declares."""
 
     kind: Literal["crash"] = "crash"
-    point: CrashPoint
+    point: str
     restart_after: float = Field(1.0, ge=0)
+
+    @field_validator("point")
+    @classmethod
+    def _a_known_point(cls, point: str) -> str:
+        from .designs import known_points
+
+        known = set(CRASH_POINTS) | known_points()
+        if point not in known:
+            raise ValueError(f"unknown crash point; allowed: {', '.join(CRASH_POINTS)}"
+                             + (f", or a registered design's: {', '.join(sorted(known - set(CRASH_POINTS)))}"
+                                if known - set(CRASH_POINTS) else ""))
+        return point
 
     def describe(self) -> str:
         return (f"crash the API at {self.point} of op {self.op} attempt {self.attempt}, "

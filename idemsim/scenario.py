@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .api import ApiConfig
 from .client import ClientConfig, Operation
@@ -27,8 +27,17 @@ from .network import Link
 from .paths import scenarios_dir
 from .processor import ProcessorConfig
 
-DesignName = Literal["naive", "check-then-insert", "same-tx", "committed-first", "split-tx", "recovery-points"]
-DESIGN_NAMES: tuple[str, ...] = DesignName.__args__  # type: ignore[attr-defined]
+def _known_design(name: str) -> str:
+    """A design the registry knows: a shipped one, one registered from Python, or one named by file."""
+    from .designs import DESIGNS
+
+    if name not in DESIGNS:
+        raise ValueError(f"unknown design; valid designs: {', '.join(DESIGNS)}")
+    return name
+
+
+DesignName = Annotated[str, AfterValidator(_known_design)]
+"""A design's name, checked against `idemsim.designs.DESIGNS` when a scenario is validated."""
 
 
 class NetworkConfig(BaseModel):
@@ -307,6 +316,8 @@ def describe_error(e: ValidationError) -> str:
         return f"unknown field {field!r}{hint}"
     if err["type"] == "missing":
         return f"field {field!r} is required"
+    if err["type"] == "value_error":
+        return f"field {field!r}: {err['msg'].removeprefix('Value error, ')} (got {err.get('input')!r})"
     return f"field {field!r}: {err['msg']} (got {err.get('input')!r})"
 
 

@@ -19,6 +19,7 @@ from .api import Api
 from .checks import summarize
 from .client import Client, OperationResult, TokenBucket, make_key
 from .db.engine import Database, DbEvent
+from .errors import InputError
 from .faults import FaultPlan
 from .network import Network
 from .processor import Processor
@@ -29,6 +30,8 @@ from .trace import Trace
 FORMAT_VERSION = 1
 MAX_SIMULATED_SECONDS = 10_000_000.0
 """A run still busy after this long is a bug in a design or the model, not a long story."""
+SETTLE_SECONDS = 86400.0
+"""How long handlers, messages and restarts may go on after the last client has ended: a day of simulated time."""
 RECOVERY_ROUNDS = 3
 """How many times a run that ended with abandoned work gives background recovery its chance."""
 
@@ -148,7 +151,12 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
 
     def settle() -> None:
+        deadline = env.now + SETTLE_SECONDS
         while api.in_flight or network.in_flight or processor.in_flight:
+            if env.peek() > deadline:
+                working = ", ".join(f"{name} (request {h.request.id})" for name, h in api.handlers.items())
+                raise InputError(f"design {design!r}: the run did not settle: {working or 'work'} still going "
+                                 f"{SETTLE_SECONDS:g} s after the clients ended (a handler that never answers?)")
             _step(env)
 
     settle()
