@@ -147,6 +147,19 @@ class SweepConfig(BaseModel):
     marks: list[SweepMark] = Field(default_factory=list, description="vertical lines drawn on the figure")
 
 
+class Texts(BaseModel):
+    """A story's words for the reader in another language (``[ja]``): each field the English one's
+    translation, in the article's terms (docs/ja/glossary.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: str | None = None
+    summary: str | None = None
+    group: str | None = None
+    story: str | None = None
+    teaches: str | None = None
+
+
 class Scenario(BaseModel):
     """One story of the article, ready to run."""
 
@@ -161,6 +174,7 @@ class Scenario(BaseModel):
     article: str = ""
     diagrams: list[str] = Field(default_factory=list, description="the article's own Mermaid diagrams for "
                                                                   "this story, verbatim")
+    ja: Texts | None = Field(None, description="the title, summary, group, story and lesson in Japanese")
     variant: str | None = Field(None, description="set on a variant: its name")
     design: DesignName = "same-tx"
     compare: list[DesignName] | None = Field(None, description="designs `idemsim compare` runs (default all)")
@@ -210,6 +224,13 @@ class Scenario(BaseModel):
     def operation_count(self) -> int:
         """Operations as numbered: the written ones, then the arrivals."""
         return len(self.operations) + (self.arrivals.count if self.arrivals else 0)
+
+    def text(self, field: str, lang: str = "en") -> str:
+        """The reader-facing ``field`` (title, summary, group, story, teaches) in ``lang``: the Japanese one when
+        asked and present, else the English."""
+        if lang == "ja" and self.ja is not None and getattr(self.ja, field):
+            return getattr(self.ja, field)
+        return getattr(self, field)
 
     def variant_names(self) -> list[str]:
         return list(self.variants)
