@@ -10,7 +10,7 @@ What a notebook needs, and nothing more:
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "run", "load_scenario", "simulate", "register_design", "design", "DESIGNS"]
+__all__ = ["__version__", "run", "load_scenario", "simulate", "sweep", "register_design", "design", "DESIGNS"]
 
 
 def load_scenario(name_or_path: str, sets: list[str] | None = None):
@@ -47,6 +47,10 @@ def design(**options):
 
 
 def __getattr__(name: str):
+    if name == "sweep":  # a module you can call: idemsim.sweep("loss", …), and idemsim.sweep.run(…)
+        import importlib
+
+        return importlib.import_module(".sweep", __name__)
     if name == "DESIGNS":
         from .designs import DESIGNS
 
