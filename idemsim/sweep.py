@@ -211,6 +211,16 @@ def run(spec: Sweep, executor: Executor | None = None,
                        spec.scenario.title)
 
 
+def point_text(value: Any) -> str:
+    """A point's value where space is short (a table cell, a legend): a table, such as a retry budget, is
+    ``on``; None is ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return "on"
+    return str(value)
+
+
 def _parse_point(point: dict[str, str]) -> list[Any]:
     """The point's values as the scenario gets them (``none`` is None where a field may be unset)."""
     from .scenario import apply_sets

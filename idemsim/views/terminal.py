@@ -402,15 +402,6 @@ def _rate(figure: dict[str, float]) -> str:
     return f"{_percent(figure['rate'])}% ({_percent(figure['low'])}–{_percent(figure['high'])})"
 
 
-def _short(value) -> str:
-    """A point's value in a table cell: a table (such as a retry budget) as ``on``, None as ``none``."""
-    if value is None:
-        return "none"
-    if isinstance(value, dict):
-        return "on"
-    return str(value)
-
-
 def _measure(row: dict, measure: str) -> str:
     """A row's measure as the table shows it: a rate with its interval, or a number."""
     head, _, tail = measure.partition(".")
@@ -425,6 +416,8 @@ def _measure(row: dict, measure: str) -> str:
 def sweep_table(result, config=None) -> Table:
     """One row per point and design: the varied fields, the runs, the rates the sweep is about (with their
     intervals), attempts per purchase and the time to the final answer (p95)."""
+    from ..sweep import point_text
+
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
     measures = [m for m in measures if m != "time_to_answer.p95"][:2]
@@ -444,7 +437,7 @@ def sweep_table(result, config=None) -> Table:
         if previous is not None and point != previous and len(result.designs) > 1:
             table.add_section()
         previous = point
-        table.add_row(safe(row["design"]), *(safe(_short(v)) for v in point), *(_measure(row, m) for m in measures),
+        table.add_row(safe(row["design"]), *(safe(point_text(v)) for v in point), *(_measure(row, m) for m in measures),
                       f"{row['attempts']:.2f}", f"{row['time_to_answer']['p95']:.2f}")
     return table
 
