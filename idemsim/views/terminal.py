@@ -16,18 +16,13 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from ..printable import safe  # noqa: F401 (views import it from here too)
 from .timeline import endpoints, describe
 
 KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
               "db.wait": "yellow", "gateway.timeout": "magenta", "attempt.timeout": "magenta",
               "op.end": "bold", "response.send": "green", "state.change": "cyan"}
 VERDICT_STYLE = {"held": "bold green", "failed": "bold red", "vacuous": "bold red", "no expectation": "yellow"}
-
-
-def safe(text: str) -> str:
-    """Text from the input made safe to print: control characters (ESC, NUL, …) shown as escapes, so that
-    no key or body can move the cursor or clear a terminal."""
-    return "".join(ch if ch.isprintable() or ch == "\n" else repr(ch)[1:-1] for ch in str(text))
 
 
 def timeline_table(run) -> Table:
@@ -267,7 +262,7 @@ def _section(console: Console, heading: str, body: str, prose: bool = False) -> 
     reflowed first (its line breaks are the file's, not the reader's)."""
     from rich.padding import Padding
 
-    console.print(Text(heading, style="bold"))
+    console.print(Text(safe(heading), style="bold", overflow="fold"))
     for line in (reflow(body) if prose else body.strip()).splitlines():
         console.print(Padding(Text(safe(line), overflow="fold"), (0, 0, 0, 2)))
     console.print()
