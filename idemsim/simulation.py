@@ -114,15 +114,17 @@ def unique_constraint(scenario: Scenario, design: str) -> bool:
 
 
 def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None, *,
-             max_time: float | None = None, max_events: int = MAX_EVENTS) -> Run:
+             max_time: float | None = None, max_events: int | None = None) -> Run:
     """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's).
 
     ``max_time`` bounds the simulated time (default: the bound the scenario was validated against, else
-    `MAX_SIMULATED_SECONDS`), ``max_events`` the events; a run that would pass either raises `InputError`."""
+    `MAX_SIMULATED_SECONDS`), ``max_events`` the events (default `MAX_EVENTS`); a run that would pass either
+    raises `InputError`."""
     design = design or scenario.design
     seed = scenario.seed if seed is None else seed
     if max_time is None:
         max_time = scenario._max_time if scenario._max_time is not None else MAX_SIMULATED_SECONDS
+    max_events = MAX_EVENTS if max_events is None else max_events
     source = scenario._source or f"scenario {scenario.name!r}"
     env = BoundedEnvironment(max_time, max_events, f"{source}, design {design}")
     tally = Tally()
