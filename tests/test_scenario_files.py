@@ -164,7 +164,7 @@ class TestDocumentation:
 
     def test_the_bad_files_give_exactly_the_errors_shown(self, cli, tmp_path, monkeypatch, one_line):
         """Every bad file in the documentation gives exactly the one-line error printed below it."""
-        assert len(BAD) == 5
+        assert len(BAD) == 6
         monkeypatch.chdir(tmp_path)
         for text, expected in BAD:
             write(tmp_path, text)
