@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +57,28 @@ class TestRun:
         assert result.stdout == ""
         assert result.stderr == (f"error: {path}: session 's1', step 1 (1-based), field 'isolation': \"snapshot\" "
                                  "is not allowed; allowed: 'read committed', 'repeatable read' or 'serializable'\n")
+
+    @pytest.mark.parametrize("args, message", [
+        (("run", "article-wait-commit", "--scale", "nan"), "error: --scale nan: must be > 0 and finite"),
+        (("run", "article-wait-commit", "--scale", "inf", "--postgres", "--dsn", UNREACHABLE),
+         "error: --scale inf: must be > 0 and finite"),
+        (("compare", "article-wait-commit", "--scale", "0", "--postgres", UNREACHABLE),
+         "error: --scale 0: must be > 0 and finite"),
+        (("compare", "article-wait-commit", "--scale", "1e7", "--postgres", UNREACHABLE),
+         f"error: {shipped()['article-wait-commit']}: session 's1', step 5 (1-based), field 'seconds': "
+         "5 s × --scale 1e+07 = 5e+07 s is too long; times must be at most 1e+07 s (about 116 days)"),
+    ])
+    def test_a_bad_scale_is_one_line_before_any_connection(self, args, message):
+        """A scale that is not finite and > 0, or that makes a time absurd, is bad input on both sides: exit 2."""
+        result = invoke(*args)
+        assert (result.exit_code, result.stdout, result.stderr) == (2, "", message + "\n")
+
+    def test_a_fifo_is_one_line_and_never_read(self, tmp_path):
+        """A named pipe given as the schedule exits 2 at once, naming it."""
+        fifo = tmp_path / "pipe"
+        os.mkfifo(fifo)
+        result = invoke("run", str(fifo), "--postgres", "--dsn", UNREACHABLE)
+        assert (result.exit_code, result.stderr) == (2, f"error: {fifo}: is a FIFO (named pipe), not a schedule file\n")
 
     @pytest.mark.parametrize("args", [("run", "article-wait-commit", "--postgres", "--dsn", UNREACHABLE),
                                       ("compare", "article-wait-commit", "--postgres", UNREACHABLE)])

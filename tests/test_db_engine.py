@@ -519,9 +519,10 @@ class TestLockKey:
 
     def test_a_transaction_does_not_wait_for_its_own_lock(self):
         """A transaction that locked the row locks and updates it again without waiting."""
-        assert lanes(run({"s1": [register(at=0), begin(), lock(), lock(), set_point(), claim(), commit()]}))["s1"][2:6] \
-            == [("lock_key", 0, 0, 1, LOCKED, None), ("lock_key", 0, 0, 1, LOCKED, None),
-                ("set_point", 0, 0, 1, None, None), ("claim_key", 0, 0, 1, {"recovery_point": "charged"}, None)]
+        result = run({"s1": [register(at=0), begin(), lock(), lock(), set_point(), claim(), commit()]})
+        assert lanes(result)["s1"][2:6] == [
+            ("lock_key", 0, 0, 1, LOCKED, None), ("lock_key", 0, 0, 1, LOCKED, None),
+            ("set_point", 0, 0, 1, None, None), ("claim_key", 0, 0, 1, {"recovery_point": "charged"}, None)]
 
     def test_lock_timeout_ends_a_wait_for_a_lock(self):
         """A lock_key waiting longer than lock_timeout fails with 55P03."""
@@ -663,6 +664,56 @@ class TestDeadlockThroughLocks:
             "s2": [begin(2), lock("b"), lock("a", at=6), rollback()]}))
         assert result["s1"][2] == ("lock_key", 3, 7, 1, LOCKED, None)
         assert result["s2"][2] == ("lock_key", 6, 7, None, None, "40P01")
+
+
+# -- values PostgreSQL refuses -----------------------------------------------------------------------------------------
+
+
+class TestRefusedValues:
+    @pytest.mark.parametrize("statement", [register(key="k\x00"), register(fp="fp\x00"), select("k\x00"),
+                                           lock("k\x00"), claim("k\x00"), set_point(point="p\x00"),
+                                           charge(key="k\x00"), _step("delete_key", None, key="k", status="x\x00"),
+                                           _step("complete_key", None, key="k", response={}, status="done\x00")])
+    def test_a_nul_in_a_text_value_is_a_syntax_error(self, statement):
+        """A NUL in a string sent as a text literal fails with 42601, as libpq cuts the text at the NUL."""
+        assert lanes(run({"s1": [register(at=0), statement]}))["s1"][1][3:] == (None, None, "42601")
+
+    def test_the_syntax_error_comes_before_the_failed_transaction_check(self):
+        """In a failed transaction a NUL still gives 42601 (the parser runs first); other statements give 25P02."""
+        result = run({"s1": [begin(0), insert(), insert(), register(key="k\x00"), select(), rollback()]})
+        assert [lane[5] for lane in lanes(result)["s1"]] == [None, None, "23505", "42601", "25P02", None]
+
+    def test_a_syntax_error_aborts_the_transaction_and_uses_no_id(self):
+        """42601 aborts an open transaction, and the refused insert takes no id from the sequence."""
+        result = run({"s1": [begin(0), register("a"), register(key="b\x00"), select("a"), commit(), register("c")]})
+        assert [lane[5] for lane in lanes(result)["s1"]] == [None, None, "42601", "25P02", None, None]
+        assert result.ids == {"idempotency_keys": [2], "charges": []}
+
+    @pytest.mark.parametrize("response", [{"error": "a\x00b"}, {"k\x00": 1}, {"list": [{"deep": "\x00"}]}])
+    def test_a_nul_in_a_response_is_an_untranslatable_character(self, response):
+        """A NUL anywhere in a response reaches jsonb as \\u0000, which PostgreSQL refuses with 22P05."""
+        assert lanes(run({"s1": [register(at=0), complete(response=response), select()]}))["s1"][1:] == [
+            ("complete_key", 0, 0, None, None, "22P05"), ("select_key", 0, 0, 1, NEW, None)]
+
+    def test_a_nul_in_a_response_in_a_failed_transaction_is_25P02(self):
+        """jsonb input runs after the failed-transaction check: 25P02 there."""
+        result = run({"s1": [register(at=0), begin(), insert(), complete(response={"e": "\x00"}), rollback()]})
+        assert lanes(result)["s1"][3][5] == "25P02"
+
+    @pytest.mark.parametrize("amount, error", [(2**31, "22003"), (-2**31 - 1, "22003"), (10**20, "22003"),
+                                               (2**31 - 1, None), (-2**31, None)])
+    def test_an_amount_outside_int_is_out_of_range(self, amount, error):
+        """insert_charge takes -2147483648..2147483647; anything else fails with 22003 and uses no id."""
+        result = run({"s1": [charge(amount=amount), charge(amount=1)]})
+        assert lanes(result)["s1"][0][5] == error
+        assert result.ids["charges"] == ([1] if error else [1, 2])
+
+    def test_a_lock_timeout_beyond_postgresqls_range_is_invalid(self):
+        """SET lock_timeout above 2147483647 ms fails with 22023 and aborts the transaction; the setting stays."""
+        result = run({"s1": HOLDS_K_UNTIL_5,
+                      "s2": [lock_timeout(2), begin(), lock_timeout(2147483.648), select(), rollback(),
+                             lock_timeout(2147483.647), lock_timeout(1), register(at=1)]})
+        assert [lane[5] for lane in lanes(result)["s2"]] == [None, None, "22023", "25P02", None, None, None, "55P03"]
 
 
 # -- the Database API the simulator's designs use ---------------------------------------------------------------------

@@ -19,20 +19,25 @@ from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
 
 from idemsim.db.compare import compare, racy_instants
 from idemsim.db.postgres import PostgresRun, PostgresUnavailable, connect, run_postgres, run_on_postgres
-from idemsim.db.schedule import Schedule, load, parse, run_on_model, shipped
+from idemsim.db.schedule import ModelRun, Schedule, load, parse, run_on_model, shipped
 
 SCALE = 0.1
 PARALLEL = 10
 """Schedules run at once (each holds one connection per session; PostgreSQL's default limit is 100)."""
-RANDOM_SCHEDULES = 16
+RANDOM_SCHEDULES = 24
 """Random schedules compared too: combinations of statements nobody wrote a schedule for."""
+OPS = ["register_key", "register_key", "insert_key", "select_key", "complete_key", "complete_key", "delete_key",
+       "insert_charge", "count_charges", "lock_timeout"]
+RECOVERY_OPS = ["lock_key", "lock_key", "claim_key", "claim_key", "set_point", "set_point"]
+"""Drawn too when the key is unique (the spec defines them only then)."""
 
 
 def random_schedule(seed: int) -> Schedule:
     """A random schedule of 2–4 contending sessions on two keys; every `at` is a distinct whole second.
 
     Distinct times keep PostgreSQL from racing where the model cannot know the order (two statements sent at
-    the same instant); waits, rollbacks, disconnects, lock timeouts and all isolation levels still mix freely.
+    the same instant); waits, rollbacks, disconnects, lock timeouts and all isolation levels still mix freely,
+    and with a unique key so do row locks, claims (leases of 2.5 or 4.5 s) and recovery points.
     """
     rng = random.Random(seed)
     unique_key = rng.random() < 0.7
@@ -55,8 +60,7 @@ def random_schedule(seed: int) -> Schedule:
         for _ in range(rng.randint(1, 4)):
             t = slot(t + rng.randint(1, 5))
             key = "k1" if rng.random() < 0.75 else "k2"
-            op = rng.choice(["register_key", "register_key", "insert_key", "select_key", "complete_key",
-                             "complete_key", "delete_key", "insert_charge", "count_charges", "lock_timeout"])
+            op = rng.choice(OPS + RECOVERY_OPS if unique_key else OPS)
             if op == "register_key" and not unique_key:
                 op = "insert_key"
             fields = {"register_key": {"key": key, "fingerprint": f"fp{i}"},
@@ -64,7 +68,9 @@ def random_schedule(seed: int) -> Schedule:
                       "select_key": {"key": key}, "delete_key": {"key": key},
                       "complete_key": {"key": key, "response": {"by": i}},
                       "insert_charge": {"amount": 100 * i, "key": key}, "count_charges": {},
-                      "lock_timeout": {"seconds": rng.choice([2.5, 4.5])}}[op]
+                      "lock_timeout": {"seconds": rng.choice([2.5, 4.5])}, "lock_key": {"key": key},
+                      "claim_key": {"key": key, "lease": rng.choice([2.5, 4.5])},
+                      "set_point": {"key": key, "point": f"p{i}", "release": rng.random() < 0.3}}[op]
             steps.append({"op": op, "at": t, **fields})
         if explicit:
             steps.append({"op": rng.choice(["commit", "commit", "rollback", "disconnect"]),
@@ -73,9 +79,22 @@ def random_schedule(seed: int) -> Schedule:
     return parse({"version": 1, "unique_key": unique_key, "sessions": sessions}, f"random schedule {seed}")
 
 
+def clear_lease_tests(run: ModelRun) -> bool:
+    """Whether every `now()` a claim can use or record starts on a whole (unscaled) second.
+
+    A transaction's `now()` is its `begin`, or an autocommit claim's start; if all are whole seconds, every lease
+    test (2.5 or 4.5 s) is at least 0.5 s from its boundary, which PostgreSQL's few milliseconds of lag cannot
+    cross. A step delayed by a lock timeout can start on a half second and tie; such schedules are left out.
+    """
+    starts = [e["start"] / SCALE for entries in run.document["sessions"].values() for e in entries
+              if e["op"] in ("begin", "claim_key")]
+    return all(abs(t - round(t)) < 1e-6 for t in starts)
+
+
 def determinate_random_seeds(count: int) -> list[int]:
-    """The first `count` seeds whose schedule has no racy instant (see `racy_instants`)."""
-    seeds = (seed for seed in itertools.count() if not racy_instants(run_on_model(random_schedule(seed), SCALE)))
+    """The first `count` seeds whose schedule has no racy instant (see `racy_instants`) and clear lease tests."""
+    runs = ((seed, run_on_model(random_schedule(seed), SCALE)) for seed in itertools.count())
+    seeds = (seed for seed, run in runs if not racy_instants(run) and clear_lease_tests(run))
     return list(itertools.islice(seeds, count))
 
 
@@ -140,6 +159,41 @@ class TestShippedSchedulesAgree:
         """On PostgreSQL too the second register_key waits until the first commits, then gets 0 rows."""
         s2 = postgres_runs["article-wait-commit"].document["sessions"]["s2"][0]
         assert (s2["rows"], round(s2["end"] - s2["start"], 1)) == (0, 0.4)
+
+
+@pytest.mark.postgres
+class TestRefusedValuesAgree:
+    def test_refused_values_use_no_id_on_postgresql_either(self, postgres_runs):
+        """Statements PostgreSQL refuses (42601, 22P05, 22003) take no id: PostgreSQL's ids are the model's."""
+        model = run_on_model(load("x-refused-values"), SCALE)
+        assert postgres_runs["x-refused-values"].ids == model.ids == {"idempotency_keys": [1, 3], "charges": [1]}
+
+    def test_a_lock_timeout_beyond_its_range_is_refused_alike(self, postgres_dsn):
+        """SET lock_timeout above 2147483647 ms: 22023 on PostgreSQL and on the model, and the block is aborted."""
+        schedule = parse({"version": 1, "sessions": {"s1": [
+            {"op": "lock_timeout", "seconds": 2147483.647}, {"op": "begin"},
+            {"op": "lock_timeout", "seconds": 2147483.648}, {"op": "select_key", "key": "k"}, {"op": "rollback"}]}},
+            "lock-timeout-range")
+        comparison = compare(schedule, run_on_postgres(schedule, postgres_dsn), 1.0)
+        assert [v.postgres["error"] for v in comparison.steps] == [None, None, "22023", "25P02", None]
+        assert comparison.agrees
+
+    def test_a_client_that_refuses_a_nul_still_lets_the_server_answer(self, postgres_dsn, monkeypatch):
+        """Should psycopg refuse a text with a NUL itself, the runner sends what libpq would (cut at the NUL)."""
+        import psycopg
+
+        from idemsim.db import postgres
+
+        sent = postgres._statement
+
+        def refusing(conn, op, sql):
+            if "\x00" in sql:
+                raise psycopg.DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes")
+            return sent(conn, op, sql)
+
+        monkeypatch.setattr(postgres, "_statement", refusing)
+        schedule = load("x-refused-values")
+        assert compare(schedule, run_on_postgres(schedule, postgres_dsn, SCALE), SCALE).agrees
 
 
 class TestUnavailable:

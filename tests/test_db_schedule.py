@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
 
 import pytest
 
@@ -86,6 +88,128 @@ class TestBadSchedules:
         """A name that is neither a file nor a shipped schedule says so."""
         with pytest.raises(InputError, match="nope: no such file, and no shipped schedule of that name"):
             load("nope")
+
+
+BASE = '{"version": 1, "sessions": {"s1": [%s]}}'
+
+
+def written(tmp_path, text: str | None = None, data: bytes | None = None, name: str = "bad.json"):
+    path = tmp_path / name
+    path.write_bytes(data if data is not None else text.encode("utf-8"))
+    return path
+
+
+class TestNumbersNoStatementCarries:
+    @pytest.mark.parametrize("step, message", [
+        ('{"op": "register_key", "key": "k", "fingerprint": "f", "ttl": Infinity}',
+         "session 's1', step 1 (1-based), field 'ttl': Infinity is not allowed; numbers must be finite"),
+        ('{"op": "sleep", "seconds": 1e400}',
+         "session 's1', step 1 (1-based), field 'seconds': Infinity is not allowed; numbers must be finite"),
+        ('{"op": "claim_key", "key": "k", "lease": -Infinity}',
+         "session 's1', step 1 (1-based), field 'lease': -Infinity is not allowed; numbers must be finite"),
+        ('{"op": "complete_key", "key": "k", "response": {"body": [1, NaN]}}',
+         "session 's1', step 1 (1-based), field 'response', at body[1]: NaN is not allowed; numbers must be finite"),
+        ('{"op": "sleep", "seconds": 1e8}',
+         "session 's1', step 1 (1-based), field 'seconds': 1e+08 s is too long; times must be at most 1e+07 s "
+         "(about 116 days)"),
+        ('{"op": "sleep", "seconds": 1%s}' % ("0" * 400),
+         "session 's1', step 1 (1-based), field 'seconds': 100000000000000000000000000000000000000… is too "
+         "large; must be a finite number"),
+    ])
+    def test_a_number_no_statement_can_carry_is_one_line(self, tmp_path, step, message):
+        """NaN, infinities and times beyond 10^7 s are refused with the file, session, step and field."""
+        path = written(tmp_path, BASE % step)
+        with pytest.raises(InputError) as raised:
+            load(path)
+        assert str(raised.value) == f"{path}: {message}"
+
+    def test_a_number_too_long_to_read_is_one_line(self, tmp_path):
+        """An integer of more digits than Python converts is refused, not a ValueError."""
+        path = written(tmp_path, BASE % ('{"op": "insert_charge", "amount": 1%s}' % ("0" * 5000)))
+        with pytest.raises(InputError, match=r"bad.json: a number has too many digits to read$"):
+            load(path)
+
+    @pytest.mark.parametrize("factor, message", [
+        (1e6, "bad.json: session 's1', step 1 (1-based), field 'seconds': 100 s × --scale 1e+06 = 1e+08 s is too "
+              "long; times must be at most 1e+07 s (about 116 days)"),
+        (float("nan"), "--scale nan: must be > 0 and finite"),
+        (float("inf"), "--scale inf: must be > 0 and finite"),
+        (-1.0, "--scale -1: must be > 0 and finite"),
+    ])
+    def test_a_scale_that_makes_times_absurd_is_refused_on_both_sides(self, factor, message):
+        """--scale must be finite and > 0 and keep every time within 10^7 s, on the model and on PostgreSQL."""
+        from idemsim.db.postgres import run_postgres
+
+        schedule = parse(one_session({"op": "sleep", "seconds": 100}, {"op": "claim_key", "key": "k", "lease": 1}),
+                         "bad.json")
+        for run in (lambda: run_on_model(schedule, factor),
+                    lambda: run_postgres(schedule, "postgresql://postgres@127.0.0.1:9/test", factor)):
+            with pytest.raises(InputError) as raised:
+                run()
+            assert str(raised.value) == message
+
+    def test_scale_checks_the_lease_too(self):
+        """A lease that --scale takes beyond 10^7 s is refused and named."""
+        schedule = parse(one_session({"op": "claim_key", "key": "k", "lease": 5}), "s.json")
+        with pytest.raises(InputError, match=r"^s.json: session 's1', step 1 \(1-based\), field 'lease': 5 s × "):
+            scaled(schedule, 1e7)
+
+
+class TestFilesThatAreNotSchedules:
+    def test_utf8_with_a_byte_order_mark_loads(self, tmp_path):
+        """A UTF-8 file that starts with a byte order mark is read like one without."""
+        text = BASE % '{"op": "select_key", "key": "café"}'
+        with_bom = load(written(tmp_path, data=codecs.BOM_UTF8 + text.encode()))
+        assert with_bom.model_dump() == load(written(tmp_path, text, name="plain.json")).model_dump()
+        assert with_bom.sessions["s1"][0].key == "café"
+
+    @pytest.mark.parametrize("data, message", [
+        ((BASE % '{"op": "sleep", "seconds": 1}').encode("utf-16"),
+         "is UTF-16 (it starts with a UTF-16 byte order mark); a schedule file must be UTF-8"),
+        ((BASE % '{"op": "sleep", "seconds": 1}').encode("utf-32"),
+         "is UTF-32 (it starts with a UTF-32 byte order mark); a schedule file must be UTF-8"),
+        ((BASE % '{"op": "sleep", "seconds": 1}').encode("utf-16-le"),
+         "contains NUL bytes (UTF-16 or UTF-32 without a byte order mark?); a schedule file must be UTF-8"),
+        ((BASE % '{"op": "select_key", "key": "café"}').encode("latin-1"),
+         "not UTF-8 (byte 0xe9 at offset 67); a schedule file must be UTF-8"),
+        (("[" * 100_000 + "]" * 100_000).encode(), "nested too deeply to read; a schedule nests at most 100 levels"),
+        ((BASE % '{"op": "select_key", "key": "\\ud800x"}').encode(),
+         "session 's1', step 1 (1-based), field 'key': '\\\\ud800x' is not valid Unicode (a lone surrogate); "
+         "strings must be valid Unicode"),
+    ])
+    def test_an_unreadable_file_is_one_line(self, tmp_path, data, message):
+        """Other encodings, nesting too deep to read and invalid Unicode are refused in one line."""
+        path = written(tmp_path, data=data)
+        with pytest.raises(InputError) as raised:
+            load(path)
+        assert str(raised.value) == f"{path}: {message}"
+
+    def test_a_response_nested_too_deep_is_refused(self, tmp_path):
+        """Nesting that JSON can read but deeper than 100 levels is refused, naming the step and field."""
+        response = '{"a": ' * 150 + "1" + "}" * 150
+        path = written(tmp_path, BASE % ('{"op": "complete_key", "key": "k", "response": %s}' % response))
+        with pytest.raises(InputError, match=r"field 'response', at a\.a\.a.*: nested more than 100 levels deep"):
+            load(path)
+
+    def test_deep_python_data_is_refused_without_recursion(self):
+        """parse() walks decoded data without recursion: 100,000 levels are one InputError."""
+        deep: list = []
+        for _ in range(100_000):
+            deep = [deep]
+        with pytest.raises(InputError, match="nested more than 100 levels deep"):
+            parse({"version": 1, "sessions": {"s1": deep}}, "deep")
+
+    def test_a_directory_is_named_as_one(self, tmp_path):
+        """A directory given as the schedule says it is a directory."""
+        with pytest.raises(InputError, match=r"^.*: is a directory, not a schedule file$"):
+            load(tmp_path)
+
+    def test_a_fifo_is_named_as_one_without_reading_it(self, tmp_path):
+        """A named pipe is refused as what it is, without blocking on a read."""
+        fifo = tmp_path / "pipe.json"
+        os.mkfifo(fifo)
+        with pytest.raises(InputError, match=r"pipe.json: is a FIFO \(named pipe\), not a schedule file$"):
+            load(fifo)
 
 
 class TestShippedSchedules:
@@ -195,3 +319,9 @@ class TestSql:
     def test_the_recovery_ops_stand_for_the_specs_sql(self, op, fields, sql):
         """lock_key, claim_key and set_point give the spec's SQL with their values inlined as literals."""
         assert sql_for(op, fields) == sql
+
+    def test_an_interval_keeps_every_digit_of_a_time(self):
+        """A ttl of 1234567.5 s is sent as such (not rounded to 1.23457e+06), float noise aside."""
+        assert "now() + interval '1234567.5 seconds'" in sql_for("register_key", {"key": "k", "fingerprint": "f",
+                                                                                  "ttl": 1234567.5})
+        assert sql_for("delete_key", {"key": "k", "created_before": 5.15 - 5}).endswith("interval '0.15 seconds'")

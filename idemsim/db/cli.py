@@ -115,6 +115,7 @@ def compare(
     console = Console()
     try:
         loaded = schedules.load(schedule)
+        schedules.scaled(loaded, scale)  # a bad --scale is bad input, whether or not PostgreSQL answers
         dsn = dsn or default_dsn()
         version = server_version(dsn)
         started = time.monotonic()

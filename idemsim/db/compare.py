@@ -4,9 +4,11 @@ Two results agree when every step has the same `rows`, `row` and `error`, the ta
 `end` differs by at most 0.1 s + 5 % of PostgreSQL's duration for that step. Where PostgreSQL may choose — which
 of several statements waiting on one transaction goes first when it ends — the model is run under *every* order
 PostgreSQL could choose, and the PostgreSQL result agrees if it agrees with any of those runs. Waiting inserts
-may go in any order (all are woken at once and race). Waiting UPDATE/DELETEs queue on a tuple lock: when the
-holder rolls back, the first in the queue updates the row it waited for and the others follow it (queue order);
-when the holder commits, all of them chase the new row version (EvalPlanQual) and race, so any order.
+may go in any order (all are woken at once and race). Waiting UPDATE/DELETEs and row locks (`lock_key`,
+`claim_key`, `set_point`) queue on a tuple lock: when the holder rolls back, the first in the queue takes the row
+it waited for and the others follow it (queue order); when the holder commits, any order is accepted — after an
+update or delete they all chase the new row version (EvalPlanQual) and race; after a lock that changed nothing
+PostgreSQL keeps the queue order, one of the orders accepted.
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ class WakeChoices:
 
 def allowed_orders(waits: Sequence[LockWait]) -> list[tuple[LockWait, ...]]:
     """Every order PostgreSQL could resume `waits` (all waiting on one transaction that just ended) in, arrival
-    order first: any order, except that after a rollback UPDATE/DELETE waiters keep their queue order."""
+    order first: any order, except that after a rollback the waiters that lock the row keep their queue order."""
     if waits[0].holder.state != ABORTED:
         return list(itertools.permutations(waits))
     queue = [w for w in waits if not w.inserting]

@@ -4,7 +4,8 @@ Guarantees: statements take no simulated time except while blocked; a statement 
 blocks (an insert on a key whose row an uncommitted transaction inserted, updated or deleted; an UPDATE, DELETE
 or `FOR UPDATE` of a row an uncommitted transaction updated, deleted or locked), and it waits on that
 *transaction*, as PostgreSQL does. `now()` is the transaction's start (`BEGIN`, or the autocommit statement's
-start, before any wait). Errors come back as SQLSTATE strings in `Result.error`, never as exceptions. There is no randomness and no wall clock; where PostgreSQL may choose,
+start, before any wait). Errors — PostgreSQL's refusals of bad values included — come back as SQLSTATE strings
+in `Result.error`, never as exceptions. There is no randomness and no wall clock; where PostgreSQL may choose,
 the model takes the documented choice (`Database.wake_order`).
 """
 
@@ -43,6 +44,11 @@ OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "disconnect": ((), ()),
 }
 """Every statement `Connection.execute` accepts: op -> (required fields, optional fields)."""
+
+INT4_MIN, INT4_MAX = -2**31, 2**31 - 1
+"""The range of PostgreSQL's `int` (the `amount` column); a value outside it fails with 22003."""
+LOCK_TIMEOUT_MAX_MS = 2**31 - 1
+"""The largest `lock_timeout` PostgreSQL accepts, milliseconds; a larger one fails with 22023."""
 
 
 @dataclass(frozen=True)
@@ -278,6 +284,11 @@ class Connection:
             self._end_block(commit=op == "commit")
             self.closed = op == "disconnect"
             return NO_RESULT
+        if any(isinstance(value, str) and "\x00" in value for value in stmt.fields.values()):
+            # A NUL ends the C string libpq sends: PostgreSQL reads a quoted literal that never closes. The
+            # parser finds that before it looks at the transaction, so this is 42601 even in a failed one.
+            self._fail_block()
+            raise SqlError("42601")
         if self.tx is not None and self.tx.state == ABORTED:
             raise SqlError("25P02")
         if op == "begin":
@@ -288,10 +299,14 @@ class Connection:
                 self.tx = db._begin(self, isolation, explicit=True)
             return NO_RESULT
         if op == "lock_timeout":
+            if round(stmt.fields["seconds"] * 1000) > LOCK_TIMEOUT_MAX_MS:
+                self._fail_block()
+                raise SqlError("22023")  # SET's value is checked when it runs
             self.lock_timeout = float(stmt.fields["seconds"])
             return NO_RESULT
         tx = self.tx or db._begin(self, READ_COMMITTED, explicit=False)
         try:
+            _refuse_values(stmt)
             outcome = getattr(self, "_" + op)(tx, stmt)  # a Result, or a generator if it may wait
             result = (yield from outcome) if isinstance(outcome, Generator) else outcome
         except (SqlError, SerializationFailure) as error:
@@ -316,6 +331,12 @@ class Connection:
         else:
             self.db._abort(tx)
             self._restore_settings(tx)
+
+    def _fail_block(self) -> None:
+        """A statement failed before it began: an open block is aborted (it stays open until commit/rollback)."""
+        if self.tx is not None and self.tx.state == ACTIVE:
+            self.db._abort(self.tx)
+            self._restore_settings(self.tx)
 
     def _restore_settings(self, tx: Transaction) -> None:
         """A block that rolls back undoes its `SET lock_timeout`."""
@@ -551,6 +572,33 @@ class Connection:
         visible = [v for v in examined if snapshot.shows(v)]
         db.predicate_locks.on_read(tx, snapshot, CHARGES, examined, visible, by_index=False)
         return Result(None, {"count": len(visible)}, None)
+
+
+def _refuse_values(stmt: _Statement) -> None:
+    """Values PostgreSQL refuses while it analyses the statement (after the failed-transaction check, before it
+    runs, so before any sequence value is taken): 22P05 for a NUL in a jsonb string (`\\u0000`, as JSON
+    writes it), 22003 for an amount outside `int`."""
+    f = stmt.fields
+    if stmt.op == "complete_key" and _has_nul(f["response"]):
+        raise SqlError("22P05")
+    if stmt.op == "insert_charge" and not INT4_MIN <= f["amount"] <= INT4_MAX:
+        raise SqlError("22003")
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a JSON value holds a NUL in any string, object keys included (walked without recursion)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+    return False
 
 
 def _micros(seconds: float) -> int:

@@ -128,7 +128,7 @@ def run_postgres(schedule: Schedule, dsn: str | None = None, scale: float = 1.0)
         names = list(schedule.sessions)
         for name in names:
             conns[name] = connect(dsn, options=f"-c search_path={schema} {SESSION_OPTIONS}",
-                                  application_name=f"idemsim {name}")
+                                  application_name=f"idemsim {name}".replace("\x00", "?"))  # libpq: C strings
         entries: dict[str, list[dict]] = {name: [] for name in names}
         notes: dict[str, list[StepNote | None]] = {name: [] for name in names}
         failures: list[BaseException] = []
@@ -154,8 +154,17 @@ def run_postgres(schedule: Schedule, dsn: str | None = None, scale: float = 1.0)
                         entries[name].append(entry("sleep", _t(start), _t(time.monotonic() - t0), None, None, None))
                         notes[name].append(None)
                         continue
+                    sql = sql_for(step.op, statement_fields(step))
                     try:
-                        rows, row, returned_id = _statement(conn, step.op, sql_for(step.op, statement_fields(step)))
+                        try:
+                            rows, row, returned_id = _statement(conn, step.op, sql)
+                        except psycopg.Error as failure:
+                            if failure.sqlstate is not None or "\x00" not in sql:
+                                raise
+                            # psycopg 3.3 sends a text with a NUL and libpq cuts it there (a C string), so the
+                            # server answers 42601 (unterminated quoted string). Should a psycopg refuse such a
+                            # text itself, send what libpq would have sent, so the server still decides.
+                            rows, row, returned_id = _statement(conn, step.op, sql.split("\x00", 1)[0])
                         error = None
                     except psycopg.Error as failure:
                         if failure.sqlstate is None:

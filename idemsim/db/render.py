@@ -25,6 +25,10 @@ SQLSTATE_NAMES = {
     "25P02": "in_failed_sql_transaction",
     "42P10": "invalid_column_reference",
     "08003": "connection_does_not_exist",
+    "42601": "syntax_error",
+    "22P05": "untranslatable_character",
+    "22003": "numeric_value_out_of_range",
+    "22023": "invalid_parameter_value",
 }
 """PostgreSQL's condition names for the SQLSTATEs a schedule can produce."""
 
@@ -32,8 +36,13 @@ WAIT_SHOWN = 0.05
 """A step lasting longer than this (seconds) is drawn as a wait."""
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(32), 127)}
+"""Control characters (a NUL in a key, say) are shown escaped, never sent raw to the terminal."""
+
+
 def _short(value: object, width: int = 28) -> str:
     text = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) or value is None else str(value)
+    text = text.translate(_CONTROL)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -89,7 +98,7 @@ def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | N
     table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=False, title_justify="left")
     table.add_column("t (s)", justify="right", style="dim")
     for name in sessions:
-        table.add_column(name, overflow="fold")
+        table.add_column(name.translate(_CONTROL), overflow="fold")
     for moment in moments:
         cells = []
         for name, entries in sessions.items():
@@ -182,7 +191,7 @@ def print_comparison(console: Console, schedule: Schedule, comparison: Compariso
             if verdict.index < len(results.get(verdict.session, [])) else None
         note = StepNote(result.id, result.blocked_by) if result is not None else None
         mark = Text("✓", style="green") if verdict.agrees else Text("✗ " + "; ".join(verdict.problems), style="red")
-        table.add_row(verdict.session, str(verdict.index + 1),
+        table.add_row(verdict.session.translate(_CONTROL), str(verdict.index + 1),
                       describe_step(step.op, statement_fields(step)) if step else "?",
                       _side(verdict.model, note), _side(verdict.postgres), mark)
     console.print(table)

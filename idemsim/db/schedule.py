@@ -1,19 +1,24 @@
 """DB schedules (spec: db-schedule.md, version 1): the format, loading, `--scale`, and running on the model.
 
 Guarantees: a schedule that loads is valid by the spec (every other file raises `InputError` with one line naming
-the file, the session, the step — counted from 1 — and the field, and what is allowed); `run_on_model` returns
+the file, the session, the step — counted from 1 — and the field, and what is allowed): a file is UTF-8 (with or
+without a byte order mark) JSON, nested at most `MAX_NESTING` deep, its numbers finite, its strings valid
+Unicode, every time at most `MAX_SECONDS` — also once `--scale` has multiplied it; `run_on_model` returns
 exactly the spec's result document; the same schedule and scale always give the same document.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
 
 import simpy
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from idemsim.db.engine import OPS, Connection, Database, DbEvent, Result, arrival_order
 from idemsim.errors import InputError
@@ -148,6 +153,8 @@ class Schedule(BaseModel):
     """One line for `idemsim db list`."""
     unique_key: bool = True
     sessions: dict[str, list[Step]]
+    _source: str = PrivateAttr("<schedule>")
+    """The file (or other origin) the schedule came from, for messages about it."""
 
     @model_validator(mode="after")
     def _nothing_after_disconnect(self) -> Schedule:
@@ -191,36 +198,142 @@ def shipped() -> dict[str, Path]:
     return {p.stem: p for p in sorted(directory.glob("*.json"))} if directory.is_dir() else {}
 
 
+MAX_NESTING = 100
+"""How deep a schedule file may nest objects and lists (a response included); deeper is refused."""
+MAX_SECONDS = 1e7
+"""The longest time a schedule may give (about 116 days), before and after `--scale`."""
+
+
 def resolve(name_or_path: str) -> Path:
     """A schedule file: an existing path, or the name of a shipped schedule (with or without `.json`)."""
     path = Path(name_or_path)
-    if path.is_file():
+    kind = _file_kind(path)
+    if kind == "a file":
         return path
     found = shipped().get(path.name.removesuffix(".json"))
     if found is not None and path.parent == Path("."):
         return found
+    if kind is not None:
+        raise InputError(f"{name_or_path}: is {kind}, not a schedule file")
     raise InputError(f"{name_or_path}: no such file, and no shipped schedule of that name "
                      "(`idemsim db list` shows them)")
+
+
+def _file_kind(path: Path) -> str | None:
+    """What `path` is ("a file", "a directory", "a FIFO (named pipe)", …), or None if there is nothing there."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    for test, kind in ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "a special file"
 
 
 def load(name_or_path: str | Path) -> Schedule:
     """Load and validate a schedule file; any problem raises a one-line `InputError`."""
     path = resolve(str(name_or_path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON: {error}") from None
+        raw = path.read_bytes()
     except OSError as error:
         raise InputError(f"{path}: cannot read: {error.strerror}") from None
+    text = _decode(path, raw)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON: {error}") from None
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply to read; a schedule nests at most {MAX_NESTING} levels") from None
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise InputError(f"{path}: a number has too many digits to read") from None
     return parse(data, source=str(path))
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    """The text of a UTF-8 file, a byte order mark removed; any other encoding is refused."""
+    for bom, encoding in ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+                          (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")):
+        if raw.startswith(bom):
+            raise InputError(f"{path}: is {encoding} (it starts with a {encoding} byte order mark); "
+                             "a schedule file must be UTF-8")
+    skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = raw[skip:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = skip + error.start
+        raise InputError(f"{path}: not UTF-8 (byte 0x{raw[offset]:02x} at offset {offset}); "
+                         "a schedule file must be UTF-8") from None
+    if "\x00" in text:
+        raise InputError(f"{path}: contains NUL bytes (UTF-16 or UTF-32 without a byte order mark?); "
+                         "a schedule file must be UTF-8")
+    return text
 
 
 def parse(data: Any, source: str = "<schedule>") -> Schedule:
     """Validate already-decoded JSON; `source` names it in error messages."""
+    _check_values(data, source)
     try:
-        return Schedule.model_validate(data)
+        schedule = Schedule.model_validate(data)
     except ValidationError as error:
         raise InputError(f"{source}: {_describe(error)}") from None
+    schedule._source = source
+    _check_times(schedule, 1.0)
+    return schedule
+
+
+def _check_values(data: Any, source: str) -> None:
+    """Refuse what JSON decoding lets through but no statement can carry: nesting deeper than `MAX_NESTING`,
+    NaN and infinite numbers, strings that are not valid Unicode (lone surrogates). Walked without recursion,
+    in document order, so the first problem is reported."""
+    pending: list[tuple[Any, tuple, int]] = [(data, (), 0)]
+    while pending:
+        value, path, depth = pending.pop()
+        problem = None
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_NESTING:
+                problem = f"nested more than {MAX_NESTING} levels deep; a schedule nests at most {MAX_NESTING}"
+            else:
+                items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+                for name, item in reversed(items):
+                    pending.append((item, path + (name,), depth + 1))
+                    if isinstance(name, str) and not _unicode(name):
+                        pending.append((name, path, depth + 1))
+        elif isinstance(value, float) and not math.isfinite(value):
+            problem = f"{_json(value)} is not allowed; numbers must be finite"
+        elif isinstance(value, str) and not _unicode(value):
+            problem = f"{value.encode('utf-8', 'backslashreplace').decode()!r} is not valid Unicode (a lone " \
+                      "surrogate); strings must be valid Unicode"
+        if problem is not None:
+            raise InputError(f"{source}: {_place(path)}{problem}")
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _place(path: tuple) -> str:
+    """Where a value sits in a decoded schedule: "session 's1', step 2 (1-based), field 'key': " ('' for the
+    whole); a value inside a field (in a response) is named by its path from the field."""
+    where: list[str] = []
+    if len(path) >= 2 and path[0] == "sessions":
+        where.append(f"session {path[1]!r}")
+        if len(path) >= 3 and isinstance(path[2], int):
+            where.append(f"step {path[2] + 1} (1-based)")
+            if len(path) >= 4:
+                where.append(f"field {path[3]!r}")
+                if len(path) >= 5:
+                    inner = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[4:]).lstrip(".")
+                    where.append("at " + (inner if len(inner) <= 40 else inner[:39] + "…"))
+    elif path:
+        where.append(f"field {path[0]!r}")
+    return ", ".join(where) + ": " if where else ""
 
 
 def _describe(error: ValidationError) -> str:
@@ -251,10 +364,15 @@ def _describe(error: ValidationError) -> str:
 
 
 def _json(value: Any) -> str:
+    """`value` as JSON, cut to 40 characters."""
     try:
-        return json.dumps(value, ensure_ascii=False)
-    except TypeError:
-        return repr(value)
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        try:
+            text = repr(value)
+        except ValueError:  # an integer longer than Python prints
+            text = "a number of too many digits"
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _fields_of(op: str) -> str:
@@ -291,6 +409,8 @@ def _explain(kind: str, op: str | None, name: str | None, ctx: dict, got: Any, l
         return f"a step must be an object with an \"op\", got {type(got).__name__}"
     if kind == "model_type" and not loc:
         return f"a schedule must be a JSON object, got {type(got).__name__}"
+    if kind == "float_type" and isinstance(got, int):
+        return f"{_json(got)} is too large; must be a finite number"
     expected = {"string_type": "a string", "int_type": "an integer", "float_type": "a number",
                 "bool_type": "true or false", "dict_type": "a JSON object"}.get(kind)
     if expected:
@@ -305,9 +425,11 @@ _TIME_FIELDS = ("at", "seconds", "ttl", "created_before", "lease")
 
 
 def scaled(schedule: Schedule, factor: float) -> Schedule:
-    """The schedule with every time multiplied by `factor`."""
-    if factor <= 0:
-        raise InputError(f"--scale {factor}: must be > 0")
+    """The schedule with every time multiplied by `factor`; a factor that is not finite and > 0, or a time that
+    would exceed `MAX_SECONDS`, raises a one-line `InputError`."""
+    if not (math.isfinite(factor) and factor > 0):
+        raise InputError(f"--scale {factor:g}: must be > 0 and finite")
+    _check_times(schedule, factor)
     if factor == 1:
         return schedule
     sessions = {
@@ -316,6 +438,20 @@ def scaled(schedule: Schedule, factor: float) -> Schedule:
         for name, steps in schedule.sessions.items()
     }
     return schedule.model_copy(update={"sessions": sessions})
+
+
+def _check_times(schedule: Schedule, factor: float) -> None:
+    """Refuse a time that, multiplied by `factor`, exceeds `MAX_SECONDS`."""
+    for name, steps in schedule.sessions.items():
+        for index, step in enumerate(steps):
+            for time_field in _TIME_FIELDS:
+                value = getattr(step, time_field, None)
+                if value is None or value * factor <= MAX_SECONDS:
+                    continue
+                given = f"{value:g} s" if factor == 1 else f"{value:g} s × --scale {factor:g} = {value * factor:g} s"
+                raise InputError(f"{schedule._source}: session {name!r}, step {index + 1} (1-based), field "
+                                 f"{time_field!r}: {given} is too long; times must be at most 1e+07 s "
+                                 "(about 116 days)")
 
 
 def statement_fields(step: _Step) -> dict[str, Any]:

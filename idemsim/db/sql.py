@@ -39,7 +39,10 @@ def interval(seconds: float) -> str:
 
 
 def _number(x: float) -> str:
-    return f"{x:g}" if float(x) != int(x) else str(int(x))
+    """A time as SQL and trace text, to the microsecond (PostgreSQL's resolution), without float noise:
+    1234567.5 stays 1234567.5 (not 1.23457e+06), 5.15 - 5 is 0.15."""
+    x = round(float(x), 6)
+    return str(int(x)) if x == int(x) else f"{x:.15g}"
 
 
 def sql_for(op: str, fields: Mapping[str, Any]) -> str:
