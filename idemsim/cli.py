@@ -81,7 +81,7 @@ def _max_time(seconds: Optional[float]) -> Optional[float]:
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=False, markup=False)  # input is never read as rich markup
 
 
 @contextmanager

@@ -425,6 +425,30 @@ class TestOutput:
         if command[-1] != "mermaid":
             assert "a\\x1b[2Jb\\x00c\\x07d\\x9be\\u202ef" in result.stdout
 
+    def test_names_are_never_read_as_rich_markup(self, tmp_path):
+        """A name such as ``[/bold]`` is shown as written by every text view, even on a Console that reads
+        markup (a notebook's, say): never a MarkupError."""
+        import io
+
+        from rich.console import Console
+
+        from idemsim.compare import compare
+        from idemsim.views.terminal import print_comparison, print_run, print_show
+
+        markup = "[/bold] [red]x[/red] [/]"
+        path = toml_file(tmp_path, {"name": markup, "title": markup, "group": markup, "story": markup,
+                                    "operations": [{"client": markup, "body": {"amount": 1}},
+                                                   {"client": "b", "at": 1.0, "body": {"amount": 1}}],
+                                    "variants": {markup: {"title": markup}}})
+        scenario = load(str(path))
+        out = io.StringIO()
+        console = Console(file=out, width=100)
+        print_run(console, simulate(scenario), None, markup)
+        print_run(console, simulate(scenario), None, markup, brief=True)
+        print_comparison(console, compare(scenario))
+        print_show(console, scenario, runs(scenario))
+        assert out.getvalue().count(markup) >= 6
+
     def test_error_messages_escape_control_characters(self, cli, one_line, tmp_path):
         """A bad value or a file name with control characters or a newline is still one printable line."""
         line = one_line(cli("run", "lost-response", "--set", "client.timeout='\x1b[2J\nx'"))

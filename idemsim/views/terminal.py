@@ -1,7 +1,8 @@
 """Rich output for the terminal: the one module that knows about colours and tables.
 
 Everything shown here is a view of a `Run` (its trace and summary); nothing is computed here that a check or
-the JSON output does not also have.
+the JSON output does not also have. Text from the input reaches rich only as `Text` made `safe` (or printed with
+``markup=False``): a name such as ``[/bold]`` is shown as written, never read as rich markup.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ VERDICT_STYLE = {"held": "bold green", "failed": "bold red", "vacuous": "bold re
 
 def timeline_table(run) -> Table:
     """Every event of the run, one row each: time, who to whom, what happened (statements as short SQL)."""
-    table = Table(title=safe(f"{run.name} — design {run.design}"), title_justify="left", expand=False,
+    table = Table(title=Text(safe(f"{run.name} — design {run.design}")), title_justify="left", expand=False,
                   box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     table.add_column("time (s)", justify="right", no_wrap=True)
     table.add_column("from → to", no_wrap=True)
@@ -39,7 +40,7 @@ def timeline_table(run) -> Table:
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        table.add_row(f"{e.t:.3f}", safe(f"{src} → {dst}" if dst else src), Text(safe(describe(e, short=True)),
+        table.add_row(f"{e.t:.3f}", Text(safe(f"{src} → {dst}" if dst else src)), Text(safe(describe(e, short=True)),
                                                                                  style=style))
     return table
 
@@ -94,7 +95,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     table.add_row("charges recorded", str(s["charges"]))
     table.add_row("money captured", _money(s["ledger"]))
     for op in s["operations"]:
-        label = "client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({safe(op['client'])}) saw"
+        label = Text("client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({safe(op['client'])}) saw")
         table.add_row(label, _seen(op))
     if s["replays"]:
         table.add_row("replayed response", "identical to the first" if s["replay_identical"]
@@ -113,7 +114,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
 
         table.add_row("properties", f"all {len(PLAIN_NAMES)} hold: " + ", ".join(PLAIN_NAMES.values()))
     for f in s["faults"]:
-        table.add_row("fault", safe(f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}"))
+        table.add_row("fault", Text(safe(f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}")))
     verdict = Text(s["verdict"], style=VERDICT_STYLE[s["verdict"]])
     expectation = run.scenario.expect.get(run.design)
     if expectation is not None and s["verdict"] == "held":
@@ -177,7 +178,7 @@ def comparison_table(comparison) -> Table:
 
     With several operations (a duplicate, a second purchase) the client column has one line per operation,
     in the same order, each naming its client."""
-    table = Table(title=_title(comparison), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=Text(_title(comparison)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("design", no_wrap=True)
     table.add_column("charges", justify="right", min_width=7)
     table.add_column("captures", justify="right", min_width=8)
@@ -188,7 +189,8 @@ def comparison_table(comparison) -> Table:
     table.add_column("meaning", no_wrap=True)
     for row in comparison.rows:
         identical = {None: "—", True: "yes", False: "NO"}[row["replay_identical"]]
-        table.add_row(safe(row["label"]), str(row["charges"]), str(row["captures"]), safe("\n".join(_ended(row))),
+        table.add_row(Text(safe(row["label"])), str(row["charges"]), str(row["captures"]),
+                      Text(safe("\n".join(_ended(row)))),
                       f"{row['wait_seconds']:.3f}" if row["wait_seconds"] else "—", identical,
                       Text(row["verdict"], style=VERDICT_STYLE[row["verdict"]]),
                       Text(row["meaning"], style="green" if row["meaning"] == "correct" else "red"))
