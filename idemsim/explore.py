@@ -235,7 +235,7 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     base = base_scenario(design, sets, seed, max_time=max_time)  # bad input fails here, before any example
     judged = judged_properties(properties)
     ops = 1
-    state = {"examples": 0, "shrink": 0, "last": None}
+    state: dict[str, Any] = {"examples": 0, "shrink": 0, "last": None, "error": None}
 
     @settings(max_examples=max_examples, database=None, deadline=None, derandomize=False,
               phases=(Phase.explicit, Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
@@ -243,12 +243,18 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     @hypothesis_seed(seed)
     @given(schedules(max_faults=max_faults, ops=ops))
     def probe(schedule) -> None:
+        if state["error"] is not None:
+            return  # a run passed its bound: the search is over, the remaining examples cost nothing
         if state["last"] is None:
             state["examples"] += 1
         else:
             state["shrink"] += 1
-        run, violations = judge(scenario_for(design, schedule, sets, seed, max_time=max_time), design, seed,
-                                judged)
+        try:
+            run, violations = judge(scenario_for(design, schedule, sets, seed, max_time=max_time), design, seed,
+                                    judged)
+        except InputError as error:  # kept, not shrunk: every further run might take seconds to reach the bound
+            state["error"] = error
+            return
         if violations:
             state["last"] = run
             raise _Found(violations[0])
@@ -257,6 +263,8 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
         probe()
     except _Found:
         pass
+    if state["error"] is not None:
+        raise state["error"]
     result = Exploration(design, seed, "search", None, state["examples"], max(0, state["shrink"] - 1),
                           max_faults=max_faults, properties=judged)
     if state["last"] is not None:

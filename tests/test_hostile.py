@@ -267,6 +267,14 @@ class TestBounds:
                                 *[a for s in sets for a in ("--set", s)]))
         assert says in line and "the bound on a run" in line, line
 
+    def test_an_exploration_stops_at_the_first_run_past_its_bound(self, cli, one_line, monkeypatch):
+        """explore does not shrink a run that passed its bound (each would take seconds): one line at once."""
+        monkeypatch.setattr("idemsim.simulation.MAX_EVENTS", 20_000)
+        with deadline(20):
+            line = one_line(cli("explore", "same-tx", "--set", "client.timeout=9e6", "--set", "api.reap_every=0.001",
+                                "--max-examples", "20"))
+        assert line.startswith("error: explore, design same-tx: the run did not end within 20,000"), line
+
     @pytest.mark.parametrize("sets", [
         ["client.max_attempts=1100", "network.request.loss=1.0"],
         ["client.multiplier=1e200", "client.max_attempts=5", "network.request.loss=1.0"],
