@@ -399,7 +399,8 @@ app.add_typer(db_app, name="db", help="Run DB schedules on the model and on a re
 class _GuardedStdout:
     """Standard output that keeps its first write error instead of raising it, and discards what follows, so
     that `main` reports the error once at the end: never a traceback from a full disk or a closed pipe. It
-    delegates everything else to the real stream, except ``buffer``, so that nothing writes around it."""
+    delegates everything else to the real stream, except ``buffer``, so that nothing writes around it. A closed
+    file descriptor 1 (Python's ``sys.stdout`` is then None) fails the first write with EBADF."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
@@ -408,13 +409,15 @@ class _GuardedStdout:
     def write(self, text: str) -> int:
         if self.error is None:
             try:
+                if self.stream is None:
+                    raise OSError(errno.EBADF, os.strerror(errno.EBADF))
                 return self.stream.write(text)
             except OSError as e:
                 self.error = e
         return len(text)
 
     def flush(self) -> None:
-        if self.error is None:
+        if self.error is None and self.stream is not None:
             try:
                 self.stream.flush()
             except OSError as e:
@@ -454,6 +457,8 @@ def main() -> None:
 def _discard_stdout() -> None:
     """Point file descriptor 1 at /dev/null, so that what the real stream still holds is flushed there when
     Python exits instead of failing again."""
+    if sys.__stdout__ is None:  # file descriptor 1 was closed: nothing is pending
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, sys.__stdout__.fileno())

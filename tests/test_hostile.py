@@ -496,6 +496,13 @@ class TestStandardOutput:
         assert done.returncode == 2
         assert done.stderr == "error: cannot write to standard output: No space left on device\n"
 
+    def test_a_closed_standard_output_is_one_line(self):
+        """`idemsim run … >&-`: Python has no sys.stdout at all; still one line, exit 2."""
+        done = subprocess.run([*idemsim_command(), "run", "lost-response"], stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: os.close(1), timeout=60)
+        assert done.returncode == 2
+        assert done.stderr == "error: cannot write to standard output: Bad file descriptor\n"
+
     def test_a_closed_pipe_ends_quietly(self):
         """`idemsim run … | head -1`: exit 141 and nothing on stderr, as a Unix tool does."""
         process = subprocess.Popen([*idemsim_command(), "run", "lost-response"],
