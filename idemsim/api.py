@@ -23,15 +23,16 @@ when a run ends).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal
 
 import simpy
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from .designs import completer_period, recovery_lease
+from .errors import InputError
 from .faults import FaultPlan
-from .fields import Amount, InputModel, JsonObject, Period, PositiveSeconds, Seconds
+from .fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds
 from .http import Request, Response
 from .trace import Trace
 
@@ -65,6 +66,9 @@ class ApiConfig(InputModel):
     unique: bool | None = Field(None, description="unique constraint on the key (default: every design but "
                                                    "check-then-insert)")
     gateway_timeout: PositiveSeconds | None = Field(None, description="a gateway answers 504 after this long")
+    pool_size: Annotated[Integer, Field(ge=1)] | None = Field(
+        None, description="database connections the handlers share; a request waits for a free one (none: "
+                          "unlimited)")
     balance: Amount = Field(500, description="starting balance for /balance")
     items: JsonObject = Field(default_factory=dict, description="starting items for /items/{id}")
 
@@ -79,8 +83,22 @@ class ApiConfig(InputModel):
         return value
 
 
+MAX_STATEMENTS = 10_000
+"""Statements one handler may send: far more than any design needs, far fewer than a loop would."""
+
+
 class ApiCrashed(Exception):
     """Raised inside a handler whose process has died."""
+
+
+class DesignError(InputError):
+    """A user's design misbehaved (raised, sent an unknown statement, answered with something else): one line
+    naming the design, the request, the statement and the simulated time."""
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 class Handler:
@@ -97,9 +115,36 @@ class Handler:
         """The process incarnation this handler belongs to; a crash makes it stale."""
         self.in_statement = False
         """True while a statement runs (or waits for a lock) on the connection."""
+        self.last_statement: str | None = None
+        """The last statement the handler sent (named in a custom design's error)."""
+        self.statements = 0
+        """Statements sent so far: a handler that sends more than `MAX_STATEMENTS` is stopped."""
+
+    @property
+    def key(self) -> str | None:
+        """The request's idempotency key, or None."""
+        return self.request.key
+
+    @property
+    def fingerprint(self) -> str:
+        """The request body's fingerprint (a short hash): the same body always gives the same one."""
+        from .http import fingerprint
+
+        return fingerprint(self.request.body)
+
+    @property
+    def amount(self) -> Any:
+        """The body's ``amount`` (0 when there is none)."""
+        return (self.request.body or {}).get("amount", 0)
 
     def sql(self, op: str, **fields: Any):
         """Run one statement (see `idemsim.db.engine`); returns its `Result`."""
+        self.last_statement = op
+        self.statements += 1
+        if self.statements > MAX_STATEMENTS:
+            raise DesignError(f"design {self.api.design!r}: the handler of request {self.request.id} sent more "
+                              f"than {MAX_STATEMENTS} statements (a loop that never answers?) at "
+                              f"{self.env.now:.3f} s")
         self._alive()
         self.in_statement = True
         result = yield from self.conn.execute(op, **fields)
@@ -188,7 +233,9 @@ class Api:
         self.processor = processor
         """The payment processor (`idemsim.processor.Processor`), a party of its own."""
         self.design = design
-        self.handle_charge = DESIGNS[design].handler
+        self.design_spec = DESIGNS[design]
+        """The `idemsim.designs.Design` this API is built to."""
+        self.handle_charge = self.design_spec.handler
         self.config = config
         self.plan = plan
         self.trace = trace
@@ -199,6 +246,8 @@ class Api:
         """Handlers running now, plus a pending restart."""
         self.handlers: dict[str, Handler] = {}
         """The live handlers, by name: a crash drops all their connections at once."""
+        self.pool = simpy.Resource(env, config.pool_size) if config.pool_size is not None else None
+        """The database connections handlers take, first come first served (None: as many as needed)."""
         self.requests = 0
         self.balance = config.balance
         self.items: dict[str, Any] = dict(config.items)
@@ -211,7 +260,7 @@ class Api:
         if config.lease is not None and design == "committed-first":
             env.process(self._recovery())
             self.daemons.append("recovery")
-        if design == "recovery-points" and completer_period(config) is not None:
+        if self.design_spec.completer is not None and completer_period(config) is not None:
             env.process(self._completer())
             self.daemons.append("completer")
 
@@ -228,11 +277,17 @@ class Api:
 
     def _serve(self, request: Request, respond, name: str):
         self.in_flight += 1
-        handler = Handler(self, request, name)
-        self.handlers[name] = handler
         answered = {"by_gateway": False}
         if self.config.gateway_timeout is not None:
             self.env.process(self._gateway(request, respond, answered))
+        slot = None
+        if self.pool is not None:
+            slot = yield from self._connection(request, name)
+            if slot is None:
+                self.in_flight -= 1
+                return
+        handler = Handler(self, request, name)
+        self.handlers[name] = handler
         try:
             response = yield from self._route(handler)
         except ApiCrashed:
@@ -240,6 +295,8 @@ class Api:
         finally:
             self.in_flight -= 1
             self.handlers.pop(name, None)
+            if slot is not None:
+                self.pool.release(slot)
         self.log_lines += 1
         if answered["by_gateway"]:
             self.trace.record(self.env.now, name, "response.dropped", "gateway", request=request.id,
@@ -250,6 +307,47 @@ class Api:
                           request=request.id,
                           status=response.status, body=response.body, replay=response.replay)
         respond(response, name)
+
+    def _connection(self, request: Request, name: str):
+        """Wait for a free connection of the pool, first come first served; None if the process died
+        meanwhile (the request then gets no answer)."""
+        generation, since = self.generation, self.env.now
+        slot = self.pool.request()
+        if not slot.triggered:
+            self.trace.record(since, name, "pool.wait", None, request=request.id, queued=len(self.pool.queue))
+        yield slot
+        if self.env.now > since:
+            self.trace.record(self.env.now, name, "pool.acquire", None, request=request.id,
+                              waited=round(self.env.now - since, 6))
+        if generation != self.generation:
+            self.pool.release(slot)
+            self.trace.record(self.env.now, name, "api.died", None, request=request.id)
+            return None
+        return slot
+
+    def unavailable(self, request: Request, respond) -> None:
+        """During an outage in ``503`` mode, a gateway in front of the API answers for it."""
+        self.trace.record(self.env.now, "gateway", "gateway.unavailable", request.client, request=request.id,
+                          status=503)
+        respond(Response(503, {"error": "service unavailable"}), "gateway")
+
+    def _custom(self, spec, work, who: str, handler):
+        """Run a user's design code (a handler, a completer): whatever it raises becomes one clear line naming
+        the design, the request, the last statement and the simulated time, not a traceback from the model."""
+        import inspect
+
+        if not inspect.isgenerator(work):
+            return work  # a plain function that answers without waiting
+        try:
+            return (yield from work)
+        except (ApiCrashed, DesignError):
+            raise
+        except Exception as error:  # the user's code failed: report it as their input, exit 2
+            where = f"request {handler.request.id}" if handler is not None else who
+            last = getattr(handler, "last_statement", None)
+            after = f", at statement {last!r}" if last else ""
+            raise DesignError(f"design {spec.name!r} failed in {where}{after} at {self.env.now:.3f} s: "
+                              f"{type(error).__name__}: {_shorten(str(error))}") from None
 
     def _gateway(self, request: Request, respond, answered: dict):
         yield self.env.timeout(self.config.gateway_timeout)
@@ -265,7 +363,19 @@ class Api:
     def _route(self, h: Handler):
         r = h.request
         if r.path == "/charges" and r.method == "POST":
-            return (yield from self.handle_charge(h))
+            spec = self.design_spec
+            if not spec.custom:
+                return (yield from self.handle_charge(h))
+            if spec.keyed and r.key is None:
+                from .designs import _missing_key
+
+                return (yield from _missing_key(h))
+            response = yield from self._custom(spec, self.handle_charge(h), h.name, h)
+            if not isinstance(response, Response):
+                raise DesignError(f"design {spec.name!r}: the handler of request {r.id} returned "
+                                  f"{_shorten(repr(response))}, not an idemsim.http.Response, at "
+                                  f"{self.env.now:.3f} s")
+            return response
         return (yield from self._resource(h))
 
     # -- the article's other examples: a balance and items -----------------------------------------------
@@ -361,17 +471,17 @@ class Api:
             yield from conn.execute("delete_expired")
 
     def _completer(self):
-        """recovery-points: every period, resume each key whose claim is older than the lease."""
-        from .designs import complete_abandoned
-
+        """Every period, run the design's completer on each key it calls abandoned (recovery-points: in
+        progress, its claim older than the lease)."""
+        spec = self.design_spec
         worker = Worker(self, "completer")
-        lease, every = recovery_lease(self.config), completer_period(self.config)
+        every = completer_period(self.config)
         while True:
             yield self.env.timeout(every)
             for row in self.db.committed_keys():
-                if row["status"] == "in_progress" and (row.get("locked_at") is None
-                                                       or row["locked_at"] < self.env.now - lease):
-                    yield from complete_abandoned(worker, row["key"])
+                if spec.abandoned(row, self.env.now, self.config):
+                    yield from self._custom(spec, spec.completer(worker, row["key"]), "completer", None) \
+                        if spec.custom else spec.completer(worker, row["key"])
 
     def _recovery(self):
         """Returns ``in_progress`` records older than the lease to absent."""

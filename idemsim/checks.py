@@ -60,7 +60,16 @@ def summarize(run, db) -> dict[str, Any]:
         "log_lines": run.state["log_lines"],
         "faults": [{"fault": f.describe(), "fired": i in run.fired} for i, f in enumerate(run.scenario.faults)],
         "ledger": [c.to_dict() for c in run.ledger],
+        "attempts_per_second": tally.attempts_per_second(),
+        "waiting_peak": tally.waiting_peak,
     }
+    if run.scenario.api.pool_size is not None:
+        from .sweep import percentile
+
+        waits = tally.pool_waits + [0.0] * (tally.arrivals - len(tally.pool_waits))
+        summary.update(pool_wait={"p50": percentile(waits, 50), "p95": percentile(waits, 95),
+                                  "max": round(max(waits, default=0.0), 6)},
+                       pool_wait_max=round(max(waits, default=0.0), 6))
     summary["violations"] = [v.to_dict() for v in violations]
     summary["verdict"], summary["failures"] = verdict(run, summary)
     return summary

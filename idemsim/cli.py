@@ -94,10 +94,10 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(2) from None
 
 
-def print_json(document: Any) -> None:
-    """``document`` as strict JSON on standard output: no NaN or Infinity (a value that is not finite is a bug
-    and raises), and every character a terminal could act on escaped (``\\u009b``), as is every non-ASCII
-    character when standard output cannot encode it."""
+def json_text(document: Any) -> str:
+    """``document`` as strict JSON: no NaN or Infinity (a value that is not finite is a bug and raises), every
+    character a terminal could act on escaped (``\\u009b``), and everything escaped to ASCII when standard
+    output cannot encode it."""
     text = json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False)
     try:
         text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
@@ -105,7 +105,12 @@ def print_json(document: Any) -> None:
         text = json.dumps(document, ensure_ascii=True, indent=1, allow_nan=False)
     if not all(line.isprintable() for line in text.split("\n")):
         text = "".join(ch if ch.isprintable() or ch == "\n" else _json_escape(ch) for ch in text)
-    print(text)
+    return text
+
+
+def print_json(document: Any) -> None:
+    """``document`` as strict JSON (`json_text`) on standard output."""
+    print(json_text(document))
 
 
 def _json_escape(ch: str) -> str:
@@ -130,11 +135,12 @@ def main_callback(version: bool = typer.Option(False, "--version", callback=_ver
     pass
 
 
-def _check_design(design: Optional[str]) -> None:
-    from .designs import DESIGNS
+def _check_design(design: Optional[str]) -> Optional[str]:
+    """A design named on the command line, resolved: a known name, or ``path/to/file.py:function`` (loaded
+    and registered under that text)."""
+    from .designs import resolve_design
 
-    if design is not None and design not in DESIGNS:
-        raise InputError(f"unknown design {design!r}; valid designs: {', '.join(DESIGNS)}")
+    return None if design is None else resolve_design(design)
 
 
 @app.command("list")
@@ -172,12 +178,15 @@ def run(
     format: RunFormat = typer.Option(RunFormat.text, "--format",
                                      help="text: timeline and summary; json: the trace; mermaid: a sequence "
                                           "diagram per story; mermaid-state: the key record's state diagram."),
-    design: Optional[str] = typer.Option(None, help="Run under this design instead of the scenario's."),
+    design: Optional[str] = typer.Option(None, help="Run under this design instead of the scenario's: a name, or "
+                                                    "path/to/file.py:function (docs/designs.md)."),
     variant: Optional[str] = typer.Option(None, help="Run only this variant (default: the story and every "
                                                      "variant)."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     brief: bool = typer.Option(False, "--brief", help="Text: only the exchange between client and API, one "
                                                       "line an event, no SQL."),
+    full: bool = typer.Option(False, "--full", help="Text, for a load of many operations: every event instead "
+                                                    "of the figures."),
     lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
@@ -187,7 +196,7 @@ def run(
     from .simulation import FORMAT_VERSION, simulate
 
     with user_errors():
-        _check_design(design)
+        design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         stories = [pick(loaded, variant, set_)] if variant is not None else runs(loaded, set_)
         results = [simulate(s, design, seed) for s in stories]
@@ -204,7 +213,7 @@ def run(
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario, brief=brief)
+            print_run(console, r, set_, scenario, brief=brief, full=full)
     raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
 
 
@@ -233,7 +242,7 @@ def plot(
     from .simulation import simulate
 
     with user_errors():
-        _check_design(design)
+        design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         story = pick(loaded, variant, set_) if variant is not None else loaded
         target = output or f"{Path(scenario).stem}.png"
@@ -241,14 +250,22 @@ def plot(
 
         figure.check_path(target)
         result = simulate(story, design, seed)
-        figure.save(figure.run_figure(result, _lang(lang)), target)
+        from .views.terminal import is_load
+
+        if is_load(result):
+            from .views.sweep_plot import attempts_figure
+
+            figure.save(attempts_figure(result, _lang(lang)), target)
+        else:
+            figure.save(figure.run_figure(result, _lang(lang)), target)
     print(safe(target))
 
 
 @app.command()
 def explore(
     design: str = typer.Argument(..., help="The design to explore: naive, check-then-insert, same-tx, "
-                                           "committed-first or split-tx."),
+                                           "committed-first, split-tx, recovery-points, or your own as "
+                                           "path/to/file.py:function (docs/designs.md)."),
     set_: List[str] = typer.Option([], "--set", help="Fix a field of the default configuration: "
                                                      "section.field=value (repeatable); field=none makes it "
                                                      "none (e.g. api.lease=none: no recovery)."),
@@ -270,6 +287,10 @@ def explore(
     property_: List[str] = typer.Option([], "--property", help="Judge only this property (repeatable; default: "
                                                                "all seven). E.g. at-most-one-charge: the "
                                                                "database's promise alone."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="--exhaustive: processes on this "
+                                                                         "machine (default: 1)."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="--exhaustive: a Dask scheduler's address, or "
+                                                            "'local'."),
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Search for a fault schedule that breaks exactly-once charging: on the database's charges and on the
@@ -303,7 +324,11 @@ def explore(
                                   max_examples=None if exhaustive else max_examples, properties=property_,
                                   max_time=bound)
         if exhaustive:
-            result = ex.exhaustive(design, set_, max_faults=k, seed=seed, properties=property_, max_time=bound)
+            from .sweep import executor_for
+
+            with executor_for(workers or 1, dask) as executor:
+                result = ex.exhaustive(design, set_, max_faults=k, seed=seed, properties=property_,
+                                       executor=executor, max_time=bound)
         else:
             result = ex.search(design, set_, max_examples=max_examples, seed=seed, max_faults=k,
                                properties=property_, max_time=bound)
@@ -329,6 +354,135 @@ def explore(
                 console.print(f"not saved: add --save FILE to keep it as a scenario that `idemsim run FILE` "
                               f"replays ({ex.default_path(design, seed)}, say)", markup=False)
     raise typer.Exit(1 if result.counterexample is not None else 0)
+
+
+class SweepFormat(str, Enum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+@app.command()
+def sweep(
+    scenario: str = typer.Argument(..., help="A shipped sweep (loss, ttl, lease, herd, pool), a scenario's name, "
+                                             "or a .toml file."),
+    vary: List[str] = typer.Option([], "--vary", help="A field and its values: FIELD=V1,V2,… or "
+                                                      "FIELD=START:STOP:STEP (repeatable: a product). Default: "
+                                                      "the scenario's [sweep] grid."),
+    design: List[str] = typer.Option([], "--design", help="A design to sweep (repeatable; default: the "
+                                                          "scenario's [sweep] designs, else all)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Runs per point and design (default: the "
+                                                                     "scenario's [sweep] seeds, else 100)."),
+    seed: int = typer.Option(1, help="The base seed every run's seed is derived from."),
+    variant: Optional[str] = typer.Option(None, help="Sweep this variant's story instead of the main one."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
+    format: SweepFormat = typer.Option(SweepFormat.text, "--format", help="text: a table; json; csv."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the JSON or CSV to this file."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Draw the rates against the varied field (PNG, SVG "
+                                                            "or PDF)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Processes on this machine "
+                                                                         "(default: all cores)."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster: the scheduler's address, "
+                                                            "or 'local' for a LocalCluster here."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    lang: Optional[Lang] = LANG_OPTION,
+    max_time: Optional[float] = MAX_TIME_OPTION,
+) -> None:
+    """Run a scenario over a grid of parameters, every design and many seeds: how often does it go wrong?"""
+    from . import sweep as sw
+    from .designs import DESIGNS
+    from .scenario import load, variant as pick
+
+    with user_errors():
+        for d in design:
+            _check_design(d)
+        loaded = load(scenario, set_, max_time=_max_time(max_time))
+        if variant is not None:
+            pick(loaded, variant, set_)
+        config = loaded.sweep
+        axes = [sw.parse_vary(v) for v in vary] if vary else sw.axes_of(config.vary if config else {})
+        if not axes:
+            raise InputError(f"{scenario}: nothing to vary; give --vary FIELD=V1,V2,… (the scenario has no "
+                             f"[sweep] grid)")
+        designs = design or (list(config.designs) if config and config.designs else list(DESIGNS))
+        spec = sw.Sweep(loaded, axes, designs, seeds or (config.seeds if config else 100), seed, list(set_),
+                        variant)
+        spec.points()  # every point validated before anything runs
+        for path in (output, plot):
+            if path is not None:
+                _check_writable(path)
+        if plot is not None:
+            from .views import sweep_plot
+
+            sweep_plot.check_path(plot)
+        with sw.executor_for(workers, dask) as executor, _progress(quiet) as progress:
+            result = sw.run(spec, executor, progress)
+        if plot is not None:
+            sweep_plot.save(sweep_plot.figure(result, config, _lang(lang)), plot)
+    if format is SweepFormat.text:
+        from .views.terminal import print_sweep
+
+        print_sweep(_console(), result, config)
+        text = None
+    elif format is SweepFormat.json:
+        text = json_text(result.to_json()) + "\n"
+    else:
+        text = sw.to_csv(result)
+    if text is not None:
+        if output is None:
+            print(text, end="")
+        else:
+            with user_errors():
+                _write_atomically(output, text)
+            print(safe(output))
+
+
+def _check_writable(path: str) -> None:
+    from pathlib import Path
+
+    target = Path(path)
+    if not path.strip() or target.is_dir():
+        raise InputError(f"{path!r}: give a file name")
+    if not (target.parent if str(target.parent) else Path(".")).is_dir():
+        raise InputError(f"{path}: no such directory {str(target.parent)!r}")
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file in the same directory, then a rename)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write: {error.strerror}") from None
+
+
+@contextmanager
+def _progress(quiet: bool):
+    """A progress bar on stderr while a long command works; none when stderr is not a terminal or --quiet."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("sweeping", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance
 
 
 @app.command()
@@ -366,6 +520,9 @@ def compare(
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     plot: Optional[str] = typer.Option(None, "--plot", help="Also draw the runs, one panel per design, to this "
                                                             "file (PNG, SVG or PDF)."),
+    design: List[str] = typer.Option([], "--design", help="Compare these designs only (repeatable; a name or "
+                                                          "path/to/file.py:function). Default: the scenario's, "
+                                                          "else every design."),
     lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
@@ -378,7 +535,9 @@ def compare(
             from .views import figure
 
             figure.check_path(plot)
-        comparison = run_comparison(load(scenario, set_, max_time=_max_time(max_time)), variant, seed, set_)
+        designs = [_check_design(d) for d in design]
+        comparison = run_comparison(load(scenario, set_, max_time=_max_time(max_time)), variant, seed, set_,
+                                    designs or None)
         comparison.source = scenario
         if plot is not None:
             figure.save(figure.comparison_figure(comparison.runs, _lang(lang)), plot)

@@ -20,14 +20,42 @@ import simpy
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from .fields import PG_INT, Attempts, InputModel, JsonObject, PositiveSeconds, Seconds
-from .printable import shown
-
+from .fields import PG_INT, Attempts, InputModel, JsonObject, PositiveSeconds, Probability, Seconds
 from .http import Request, Response, classify
 from .network import Network
+from .printable import shown
 from .trace import Trace
 
 KeyStrategy = Literal["none", "per-operation", "per-attempt"]
+
+
+class RetryBudget(InputModel):
+    """A token bucket that limits retries, as AWS's SDKs keep one per client: a retry spends tokens (more
+    after a timeout), a success puts some back; with too few tokens the client does not retry."""
+
+    capacity: float = Field(500.0, gt=0, description="tokens in a full bucket (the bucket starts full)")
+    retry_cost: float = Field(5.0, ge=0, description="tokens a retry after an error answer spends")
+    timeout_cost: float = Field(10.0, ge=0, description="tokens a retry after a timeout spends")
+    refill: float = Field(1.0, ge=0, description="tokens a success puts back (up to the capacity)")
+
+
+class TokenBucket:
+    """The tokens of one client's retry budget, shared by all its operations in a run."""
+
+    def __init__(self, budget: RetryBudget) -> None:
+        self.budget = budget
+        self.tokens = budget.capacity
+
+    def take(self, timed_out: bool) -> bool:
+        """Spend a retry's tokens if there are enough; False (nothing spent) otherwise."""
+        cost = self.budget.timeout_cost if timed_out else self.budget.retry_cost
+        if self.tokens < cost:
+            return False
+        self.tokens -= cost
+        return True
+
+    def succeeded(self) -> None:
+        self.tokens = min(self.budget.capacity, self.tokens + self.budget.refill)
 
 
 class RetryPolicy(InputModel):
@@ -41,6 +69,8 @@ class RetryPolicy(InputModel):
     jitter: Literal["none", "full", "equal"] = Field("none", description="randomise backoffs (AWS's names)")
     retry_window: PositiveSeconds | None = Field(None, description="no attempt starts later than this after "
                                                                    "the operation began")
+    retry_budget: RetryBudget | None = Field(None, description="a token bucket shared by the client's "
+                                                               "operations (none: retries are not budgeted)")
 
     def backoff_before(self, retry: int, rng: random.Random) -> float:
         """Seconds to wait before retry number ``retry`` (1 = the second attempt): the exponential backoff,
@@ -67,6 +97,9 @@ class ClientConfig(RetryPolicy):
     """The retry policy plus how the client makes idempotency keys."""
 
     key_strategy: KeyStrategy = Field("per-operation", description="none | per-operation | per-attempt")
+    duplicate_rate: Probability = Field(0.0, description="probability that an operation is sent a second time by "
+                                                         "a copy (a double click), at random")
+    duplicate_delay: Seconds = Field(0.5, description="seconds after the operation that its copy starts")
 
 
 Method = Literal["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "POST", "PATCH"]
@@ -130,6 +163,10 @@ class OperationResult:
     """The status of each attempt, None where it got no answer."""
     keys: list[str | None] = field(default_factory=list)
     """The key each attempt carried."""
+    started: float | None = None
+    """When the operation began (simulated seconds)."""
+    ended: float | None = None
+    """When the client reached its final answer (or gave up)."""
 
 
 def make_key(rng: random.Random) -> str:
@@ -141,7 +178,7 @@ class Client:
 
     def __init__(self, env: simpy.Environment, op: int, operation: Operation, config: ClientConfig,
                  rng: random.Random, network: Network, api, trace: Trace, *, key: str | None = None,
-                 logical: int | None = None) -> None:
+                 logical: int | None = None, budget: TokenBucket | None = None) -> None:
         self.env = env
         self.op = op
         self.logical = logical or op
@@ -156,6 +193,8 @@ class Client:
         self.trace = trace
         self.name = operation.client
         self.result = OperationResult(op, logical=self.logical)
+        self.budget = budget
+        """The retry budget this client process shares with the other operations of its client, if any."""
         self._waiting: dict[str, simpy.Event] = {}
         """The reply event of each attempt the client still waits for, by request id."""
 
@@ -164,6 +203,7 @@ class Client:
         if operation.at > env.now:
             yield env.timeout(operation.at - env.now)
         start = env.now
+        self.result.started = start
         self.trace.record(env.now, self.name, "op.start", None, op=self.op, method=operation.method,
                           path=operation.path, body=operation.body)
         key = self.key if config.key_strategy == "per-operation" else None
@@ -180,6 +220,8 @@ class Client:
             r.keys.append(key)
             self.trace.record(env.now, self.name, "attempt.end", None, op=self.op, attempt=attempt,
                               outcome=outcome, status=status)
+            if outcome == "ok" and self.budget is not None:
+                self.budget.succeeded()
             if outcome != "info" or attempt == config.max_attempts:
                 break
             delay = config.backoff_before(attempt, self.rng)
@@ -187,9 +229,14 @@ class Client:
                 self.trace.record(env.now, self.name, "client.give_up", None, op=self.op,
                                   reason="retry window closed")
                 break
+            if self.budget is not None and not self.budget.take(timed_out=status is None):
+                self.trace.record(env.now, self.name, "client.give_up", None, op=self.op,
+                                  reason="retry budget exhausted")
+                break
             self.trace.record(env.now, self.name, "client.backoff", None, op=self.op, seconds=delay)
             if delay:
                 yield env.timeout(delay)
+        self.result.ended = env.now
         self.trace.record(env.now, self.name, "op.end", None, op=self.op, outcome=self.result.outcome,
                           status=self.result.status, attempts=self.result.attempts)
 
@@ -200,8 +247,10 @@ class Client:
         self.trace.record(env.now, self.name, "attempt.send", "api", op=self.op, attempt=request.attempt,
                           request=request.id, key=request.key, method=request.method, path=request.path,
                           body=request.body)
+        respond = self._respond_to(request)
         self.network.carry("request", self.op, request.attempt, request.id, self.name, "api",
-                           lambda: self.api.receive(request, self._respond_to(request)))
+                           lambda: self.api.receive(request, respond),
+                           lambda: self.api.unavailable(request, respond))
         timer = env.timeout(self.config.timeout)
         fired = yield reply | timer
         del self._waiting[request.id]

@@ -78,10 +78,9 @@ def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAUL
                   max_time: float | None = None) -> Scenario:
     """The default scenario of ``design`` with ``sets`` applied, validated (every time against ``max_time``,
     default the usual bound); bad input raises `InputError`."""
-    from .designs import DESIGNS
+    from .designs import resolve_design
 
-    if design not in DESIGNS:
-        raise InputError(f"unknown design {design!r}; valid designs: {', '.join(DESIGNS)}")
+    design = resolve_design(design)
     raw = apply_sets(base_raw(design, seed), sets or [])
     raw["design"], raw["seed"] = design, seed
     scenario = validate(raw, "explore --set", max_time=max_time)
@@ -231,6 +230,8 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
 
     from .strategies import schedules
 
+    from .designs import DESIGNS
+
     sets = list(sets or [])
     base = base_scenario(design, sets, seed, max_time=max_time)  # bad input fails here, before any example
     judged = judged_properties(properties)
@@ -241,7 +242,7 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
               phases=(Phase.explicit, Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
     @hypothesis_seed(seed)
-    @given(schedules(max_faults=max_faults, ops=ops))
+    @given(schedules(max_faults=max_faults, ops=ops, points=DESIGNS[design].points or CRASH_POINTS))
     def probe(schedule) -> None:
         if state["error"] is not None:
             return  # a run passed its bound: the search is over, the remaining examples cost nothing
@@ -297,14 +298,15 @@ def _no_files_in_the_working_directory() -> None:
 
 
 # -- the exhaustive enumeration ---------------------------------------------------------------------------------
-def universe(attempts: int = UNIVERSE_ATTEMPTS) -> list:
-    """The faults of the exhaustive mode, in the order schedules are enumerated (plainest first)."""
+def universe(attempts: int = UNIVERSE_ATTEMPTS, points: tuple[str, ...] = CRASH_POINTS) -> list:
+    """The faults of the exhaustive mode, in the order schedules are enumerated (plainest first); the crash
+    points are the design's own (the shipped ones: `CRASH_POINTS`)."""
     out: list = []
     for attempt in range(1, attempts + 1):
         out += [LoseMessage(attempt=attempt, message=m) for m in ("request", "response", "processor_response")]
     out += [Duplicate(at=at) for at in UNIVERSE_DUPLICATE_SLOTS]
     for attempt in range(1, attempts + 1):
-        out += [Crash(attempt=attempt, point=point, restart_after=UNIVERSE_RESTART) for point in CRASH_POINTS]
+        out += [Crash(attempt=attempt, point=point, restart_after=UNIVERSE_RESTART) for point in points]
     return out
 
 
@@ -315,23 +317,55 @@ def count_schedules(n: int, k: int) -> int:
 
 
 def exhaustive(design: str, sets: list[str] | None = None, *, max_faults: int = DEFAULT_MAX_FAULTS["exhaustive"],
-               seed: int = DEFAULT_SEED, properties: list[str] | None = None,
+               seed: int = DEFAULT_SEED, properties: list[str] | None = None, executor=None,
                max_time: float | None = None) -> Exploration:
-    """Judge every schedule of at most ``max_faults`` faults of `universe`, fewest faults first."""
+    """Judge every schedule of at most ``max_faults`` faults of `universe`, fewest faults first, and stop at
+    the first that breaks a judged property. With an ``executor`` (a process pool, a Dask cluster) the
+    schedules are judged in chunks side by side; the result is the same, counts included: the first
+    counterexample in enumeration order, and what was checked up to it."""
+    from .designs import DESIGNS
+
     base = base_scenario(design, sets, seed, max_time=max_time)
     judged = judged_properties(properties)
-    faults = universe()
+    faults = universe(points=DESIGNS[design].points or CRASH_POINTS)
     result = Exploration(design, seed, "exhaustive", None, universe=faults, max_faults=max_faults,
                           schedules=count_schedules(len(faults), max_faults), properties=judged)
-    for k in range(min(max_faults, len(faults)) + 1):
-        for combo in itertools.combinations(faults, k):
-            run, violations = judge(base.model_copy(update={"faults": list(combo)}), design, seed, judged)
-            result.examples += 1
-            result.effective += len(set(run.fired)) == k
-            if violations:
-                result.counterexample, _ = reduce(run, base, judged)
-                return result
+    combos = [combo for k in range(min(max_faults, len(faults)) + 1)
+              for combo in itertools.combinations(range(len(faults)), k)]
+    chunks = [combos[i:i + EXHAUSTIVE_CHUNK] for i in range(0, len(combos), EXHAUSTIVE_CHUNK)]
+    if executor is None:
+        outcomes = (judge_chunk(base, design, seed, judged, faults, chunk) for chunk in chunks)
+    else:
+        futures = [executor.submit(judge_chunk, base, design, seed, judged, faults, chunk) for chunk in chunks]
+        outcomes = (future.result() for future in futures)
+    for chunk, (checked, effective, failing) in zip(chunks, outcomes):
+        result.examples += checked
+        result.effective += effective
+        if failing is not None:
+            scenario = base.model_copy(update={"faults": [faults[i] for i in chunk[failing]]})
+            run, _ = judge(scenario, design, seed, judged)
+            result.counterexample, _ = reduce(run, base, judged)
+            break
     return result
+
+
+EXHAUSTIVE_CHUNK = 400
+"""Schedules an executor's worker judges at a time."""
+
+
+def judge_chunk(base: Scenario, design: str, seed: int, judged: tuple[str, ...], faults: list,
+                chunk: list[tuple[int, ...]]) -> tuple[int, int, int | None]:
+    """Judge the schedules of ``chunk`` (tuples of indices into ``faults``) in order, up to the first that
+    breaks a property: how many were checked, in how many every fault happened, and the failing one's
+    position in the chunk (None if all held)."""
+    effective = 0
+    for position, combo in enumerate(chunk):
+        run, violations = judge(base.model_copy(update={"faults": [faults[i] for i in combo]}), design, seed,
+                                judged)
+        effective += len(set(run.fired)) == len(combo)
+        if violations:
+            return position + 1, effective, position
+    return len(chunk), effective, None
 
 
 # -- saving a counterexample ------------------------------------------------------------------------------------

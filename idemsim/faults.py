@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from .fields import InputModel, Integer, PositiveSeconds, Seconds
 
@@ -62,11 +62,24 @@ class DelayMessage(_Fault):
 
 
 class Crash(_Fault):
-    """The API process dies when the handler of one attempt reaches ``point``; it restarts later."""
+    """The API process dies when the handler of one attempt reaches ``point``; it restarts later. ``point`` is
+    one of the shipped designs' points (`CRASH_POINTS`) or one a registered design declares."""
 
     kind: Literal["crash"] = "crash"
-    point: CrashPoint
+    point: str
     restart_after: Seconds = 1.0
+
+    @field_validator("point")
+    @classmethod
+    def _a_known_point(cls, point: str) -> str:
+        from .designs import known_points
+
+        known = set(CRASH_POINTS) | known_points()
+        if point not in known:
+            raise ValueError(f"unknown crash point; allowed: {', '.join(CRASH_POINTS)}"
+                             + (f", or a registered design's: {', '.join(sorted(known - set(CRASH_POINTS)))}"
+                                if known - set(CRASH_POINTS) else ""))
+        return point
 
     def describe(self) -> str:
         return (f"crash the API at {self.point} of op {self.op} attempt {self.attempt}, "
@@ -95,8 +108,36 @@ class Duplicate(InputModel):
         return f"a duplicate of op {self.op} starts at {self.at:g} s"
 
 
-Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate], Field(discriminator="kind")]
-FAULT_TYPES = (LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate)
+class Outage(InputModel):
+    """The API is unreachable from ``from`` to ``until``: every request in flight or sent meanwhile is lost
+    (``mode = "lost"``) or answered 503 by a gateway in front of it (``"503"``), and every answer the API
+    sends meanwhile is lost. At ``until`` it is reachable again. It fires when it touches a message."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    kind: Literal["outage"] = "outage"
+    start: Seconds = Field(alias="from", description="when the API becomes unreachable")
+    until: PositiveSeconds = Field(description="when it is reachable again")
+    mode: Literal["lost", "503"] = Field("lost", description="lost: messages vanish; 503: a gateway answers")
+
+    @model_validator(mode="after")
+    def _ends_after_it_starts(self) -> "Outage":
+        if self.until <= self.start:
+            raise ValueError(f"until ({self.until:g}) must be later than from ({self.start:g})")
+        return self
+
+    def covers(self, sent: float, arrives: float) -> bool:
+        """Whether a message sent at ``sent`` and arriving at ``arrives`` meets the outage."""
+        return sent < self.until and arrives >= self.start
+
+    def describe(self) -> str:
+        what = "every request is lost" if self.mode == "lost" else "a gateway answers 503"
+        return f"the API is unreachable from {self.start:g} s to {self.until:g} s ({what})"
+
+
+Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate, Outage],
+                  Field(discriminator="kind")]
+FAULT_TYPES = (LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate, Outage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +161,8 @@ class FaultPlan:
         """``{"request": Link, "response": Link}``: the random part (loss and latency) of each direction."""
         self.fired: list[int] = []
         """Indices of the scripted faults that happened, in the order they happened."""
+        self.outages = any(f.kind == "outage" for f in self.faults)
+        """Whether any outage is scheduled (messages need not be checked otherwise)."""
 
     def duplicates(self) -> list[tuple[int, "Duplicate"]]:
         """The duplicate operations to start, with their fault indices; they fire by being started."""
@@ -129,7 +172,7 @@ class FaultPlan:
 
     def _find(self, kind: str, op: int, attempt: int, **match) -> int | None:
         for i, f in enumerate(self.faults):
-            if (f.kind == kind and f.op == op and getattr(f, "attempt", None) == attempt
+            if (f.kind == kind and getattr(f, "op", None) == op and getattr(f, "attempt", None) == attempt
                     and all(getattr(f, k) == v for k, v in match.items())):
                 return i
         return None
@@ -172,6 +215,15 @@ class FaultPlan:
             return False
         self.fired.append(i)
         return True
+
+    def outage(self, sent: float, arrives: float) -> tuple[int, "Outage"] | None:
+        """The outage a message sent at ``sent`` and arriving at ``arrives`` meets, with its index, if any."""
+        for i, f in enumerate(self.faults):
+            if f.kind == "outage" and f.covers(sent, arrives):
+                if i not in self.fired:
+                    self.fired.append(i)
+                return i, f
+        return None
 
     def unfired(self) -> list[int]:
         """Scripted faults that never happened: a run that claims a result from them proves nothing."""

@@ -16,7 +16,7 @@ import simpy
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from .faults import FaultPlan
+from .faults import Fate, FaultPlan
 from .fields import InputModel, PositiveSeconds, Probability, Seconds
 from .trace import Trace
 
@@ -68,10 +68,19 @@ class Network:
         """Messages sent and not yet arrived or lost."""
 
     def carry(self, message: str, op: int, attempt: int, request_id: str, src: str, dst: str,
-              deliver: Callable[[], None]) -> None:
-        """Send one message now; call ``deliver`` when it arrives, or never if it is lost."""
+              deliver: Callable[[], None], unavailable: Callable[[], None] | None = None) -> None:
+        """Send one message now; call ``deliver`` when it arrives, or never if it is lost. During an outage a
+        request meets a gateway that answers for the API (``unavailable``) or is lost; an answer is lost."""
         fate = self.plan.message(message, op, attempt)
         self.in_flight += 1
+        if not fate.lost and self.plan.outages and src != "gateway":
+            outage = self.plan.outage(self.env.now, self.env.now + fate.latency)
+            if outage is not None:
+                index, fault = outage
+                if message == "request" and fault.mode == "503" and unavailable is not None:
+                    self.env.process(self._deliver(fate.latency, unavailable))
+                    return
+                fate = Fate(True, fate.latency, index)
         if fate.lost:
             self.env.process(self._lose(message, request_id, src, dst, fate))
         else:

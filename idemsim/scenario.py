@@ -16,14 +16,14 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from .api import ApiConfig
 from .client import ClientConfig, Operation
 from .errors import InputError
 from .faults import Fault
-from .fields import MAX_NESTING, Count, InputModel, Integer, JsonObject, dotted
+from .fields import MAX_NESTING, Count, InputModel, Integer, JsonObject, PositiveSeconds, Seconds, dotted
 from .http import Outcome
 from .network import Link
 from .paths import scenarios_dir
@@ -31,8 +31,18 @@ from .printable import shown
 from .processor import ProcessorConfig
 from .readers import check_document, file_kind, label, parse_toml, read_text
 
-DesignName = Literal["naive", "check-then-insert", "same-tx", "committed-first", "split-tx", "recovery-points"]
-DESIGN_NAMES: tuple[str, ...] = DesignName.__args__  # type: ignore[attr-defined]
+
+def _known_design(name: str) -> str:
+    """A design the registry knows: a shipped one, one registered from Python, or one named by file."""
+    from .designs import DESIGNS
+
+    if name not in DESIGNS:
+        raise ValueError(f"unknown design; valid designs: {', '.join(DESIGNS)}")
+    return name
+
+
+DesignName = Annotated[str, AfterValidator(_known_design)]
+"""A design's name, checked against `idemsim.designs.DESIGNS` when a scenario is validated."""
 
 
 class NetworkConfig(InputModel):
@@ -71,6 +81,83 @@ class Expectation(InputModel):
 Name = Annotated[str, Field(min_length=1)]
 
 
+class Arrivals(InputModel):
+    """Many operations without writing each: a template operation, started ``count`` times by a process.
+
+    ``poisson``: gaps drawn from an exponential with mean ``gap`` (or 1/``rate``), from the run's random
+    numbers; ``uniform``: every ``gap`` seconds; ``burst``: all at ``start``. The operations are numbered after
+    the written ``[[operations]]``, as if written out, so faults and expectations can name them.
+    """
+
+    process: Literal["poisson", "uniform", "burst"] = Field("poisson", description="how arrivals are spaced")
+    count: int = Field(ge=1, le=1_000_000, description="how many operations arrive")
+    rate: float | None = Field(None, gt=0, description="arrivals per second (poisson, uniform)")
+    gap: PositiveSeconds | None = Field(None, description="seconds between arrivals, the mean for poisson "
+                                                          "(instead of rate)")
+    start: Seconds = Field(0.0, description="when the first may arrive")
+    operation: Operation = Field(default_factory=Operation, description="the template of every arrival")
+
+    @model_validator(mode="after")
+    def _one_spacing(self) -> "Arrivals":
+        if self.rate is not None and self.gap is not None:
+            raise ValueError("give rate or gap, not both")
+        if self.process != "burst" and self.rate is None and self.gap is None:
+            raise ValueError(f"a {self.process} process needs rate or gap")
+        return self
+
+    def mean_gap(self) -> float:
+        return self.gap if self.gap is not None else (1.0 / self.rate if self.rate else 0.0)
+
+    def times(self, rng) -> list[float]:
+        """When each operation starts; poisson gaps come from ``rng`` (one draw each)."""
+        if self.process == "burst":
+            return [self.start] * self.count
+        gap = self.mean_gap()
+        if self.process == "uniform":
+            return [self.start + i * gap for i in range(self.count)]
+        import math
+
+        t, out = self.start, []
+        for _ in range(self.count):
+            out.append(t)
+            t += -gap * math.log(1.0 - rng.random())
+        return out
+
+
+class SweepMark(InputModel):
+    """A vertical line on a sweep's figure at a value of the varied field (``{at = 40, label = "…"}``), or a
+    band from ``at`` to ``until``."""
+
+    at: float
+    until: float | None = None
+    label: str
+
+
+class SweepConfig(InputModel):
+    """A scenario's default sweep (``idemsim sweep NAME``): the grid, the seeds, the designs, the figure."""
+
+    vary: dict[str, list[Any] | str] = Field(default_factory=dict, description="field -> its values, or "
+                                                                               "\"START:STOP:STEP\"")
+    seeds: int = Field(100, ge=1, le=100_000, description="replicates per point")
+    designs: list[DesignName] | None = Field(None, description="the designs swept (default all)")
+    measures: list[str] = Field(default_factory=lambda: ["double_charge"], description="what the figure shows: "
+                                                                                        "rates, or numbers")
+    plot: Literal["rate", "series"] = Field("rate", description="rate: each measure against the varied field; "
+                                                                "series: attempts per second over time")
+    marks: list[SweepMark] = Field(default_factory=list, description="vertical lines drawn on the figure")
+
+
+class Texts(InputModel):
+    """A story's words for the reader in another language (``[ja]``): each field the English one's
+    translation, in the article's terms (docs/ja/glossary.md)."""
+
+    title: str | None = None
+    summary: str | None = None
+    group: str | None = None
+    story: str | None = None
+    teaches: str | None = None
+
+
 class Scenario(InputModel):
     """One story of the article, ready to run."""
 
@@ -83,13 +170,16 @@ class Scenario(InputModel):
     article: str = ""
     diagrams: list[str] = Field(default_factory=list, description="the article's own Mermaid diagrams for "
                                                                   "this story, verbatim")
+    ja: Texts | None = Field(None, description="the title, summary, group, story and lesson in Japanese")
     variant: str | None = Field(None, description="set on a variant: its name")
     design: DesignName = "same-tx"
     compare: list[DesignName] | None = Field(None, min_length=1, description="designs `idemsim compare` runs "
                                                                              "(default all)")
     seed: Integer = 1
     client: ClientConfig = ClientConfig()
-    operations: list[Operation] = Field(default_factory=lambda: [Operation()], min_length=1)
+    operations: list[Operation] = Field(default_factory=lambda: [Operation()])
+    arrivals: Arrivals | None = Field(None, description="many operations from a template")
+    sweep: SweepConfig | None = Field(None, description="the default grid of `idemsim sweep`")
     network: NetworkConfig = NetworkConfig()
     api: ApiConfig = ApiConfig()
     processor: ProcessorConfig = ProcessorConfig()
@@ -104,22 +194,50 @@ class Scenario(InputModel):
     @model_validator(mode="before")
     @classmethod
     def _complete_operation_retry(cls, raw: Any) -> Any:
-        """An operation's ``retry`` table names only what differs from ``[client]``; fill in the rest."""
-        if not isinstance(raw, dict) or not isinstance(raw.get("operations"), list):
+        """An operation's ``retry`` table names only what differs from ``[client]``; fill in the rest. With
+        ``[arrivals]`` and no ``[[operations]]``, there is no default operation."""
+        if not isinstance(raw, dict):
+            return raw
+        if "arrivals" in raw and "operations" not in raw:
+            raw = {**raw, "operations": []}
+        if not isinstance(raw.get("operations"), list):
             return raw
         client = raw.get("client") if isinstance(raw.get("client"), dict) else {}
-        operations = [{**op, "retry": {**client, **op["retry"]}}
-                      if isinstance(op, dict) and isinstance(op.get("retry"), dict) else op
-                      for op in raw["operations"]]
-        return {**raw, "operations": operations}
+
+        def complete(op: Any) -> Any:
+            if isinstance(op, dict) and isinstance(op.get("retry"), dict):
+                return {**op, "retry": {**client, **op["retry"]}}
+            return op
+
+        out = {**raw, "operations": [complete(op) for op in raw["operations"]]}
+        if isinstance(raw.get("arrivals"), dict) and isinstance(raw["arrivals"].get("operation"), dict):
+            out["arrivals"] = {**raw["arrivals"], "operation": complete(raw["arrivals"]["operation"])}
+        return out
+
+    @model_validator(mode="after")
+    def _some_operation(self) -> "Scenario":
+        if not self.operations and self.arrivals is None:
+            raise ValueError("a scenario needs [[operations]] or [arrivals]")
+        return self
+
+    def operation_count(self) -> int:
+        """Operations as numbered: the written ones, then the arrivals."""
+        return len(self.operations) + (self.arrivals.count if self.arrivals else 0)
+
+    def text(self, field: str, lang: str = "en") -> str:
+        """The reader-facing ``field`` (title, summary, group, story, teaches) in ``lang``: the Japanese one when
+        asked and present, else the English."""
+        if lang == "ja" and self.ja is not None and getattr(self.ja, field):
+            return getattr(self.ja, field)
+        return getattr(self, field)
 
     @model_validator(mode="after")
     def _duplicates_copy_an_operation(self) -> "Scenario":
         """A duplicate copies one of the operations, so its ``op`` must name one (a lost message of an attempt
         that never happens is legal: the run reports that fault as never happened)."""
         for i, fault in enumerate(self.faults):
-            if fault.kind == "duplicate" and fault.op > len(self.operations):
-                n = len(self.operations)
+            if fault.kind == "duplicate" and fault.op > self.operation_count():
+                n = self.operation_count()
                 raise PydanticCustomError(
                     "duplicate_op", "Input should name an operation to duplicate, from 1 to {n} (got {op}: the "
                                     "scenario has {operations})",
@@ -138,12 +256,18 @@ def builtin_dir() -> Path:
 
 
 def builtin_names() -> list[str]:
+    """The built-in stories (``scenarios/*.toml``; the sweeps in ``scenarios/sweeps/`` are not stories)."""
     return sorted(p.stem for p in builtin_dir().glob("*.toml"))
 
 
+def sweep_names() -> list[str]:
+    """The built-in sweeps (``scenarios/sweeps/*.toml``), runnable by name with ``idemsim sweep``."""
+    return sorted(p.stem for p in (builtin_dir() / "sweeps").glob("*.toml"))
+
+
 def resolve(name_or_path: str) -> Path:
-    """A built-in scenario's name, or a path to a TOML file. Nothing is opened here: a directory, a FIFO or a
-    device is named as what it is."""
+    """A built-in scenario's or sweep's name, or a path to a TOML file. Nothing is opened here: a directory, a
+    FIFO or a device is named as what it is."""
     if not name_or_path:
         raise InputError("'': give a scenario's name (see `idemsim list`) or a path to a .toml file")
     path = Path(name_or_path)
@@ -154,8 +278,10 @@ def resolve(name_or_path: str) -> Path:
         if kind != "a file":
             raise InputError(f"{label(name_or_path)}: is {kind}, not a scenario file")
         return path
-    if name_or_path in builtin_names():
-        return builtin_dir() / f"{name_or_path}.toml"
+    if "/" not in name_or_path:
+        for candidate in (builtin_dir() / f"{name_or_path}.toml", builtin_dir() / "sweeps" / f"{name_or_path}.toml"):
+            if file_kind(candidate) == "a file":
+                return candidate
     raise InputError(f"unknown scenario {shown(name_or_path)}; valid names: {', '.join(builtin_names())} "
                      f"(or a path to a .toml file)")
 
@@ -258,7 +384,7 @@ def describe_error(e: ValidationError) -> str:
         return f"unknown field {shown(dotted((*parent, err['loc'][-1])))}{hint}"
     if err["type"] == "missing":
         return f"field {shown(field)} is required"
-    messages = [err["msg"]]
+    messages = [err["msg"].removeprefix("Value error, ")]
     for other in errors[1:]:
         if _walk(other["loc"])[0] == path and other["type"] not in ("extra_forbidden", "missing"):
             said = other["msg"].removeprefix("Input should be ")
@@ -303,9 +429,10 @@ def _walk(loc: tuple) -> tuple[list[str], Any]:
     path: list[str] = []
     for part in loc:
         kind, inner = _shape(node)
-        if kind == "model" and isinstance(part, str) and part in inner.model_fields:
-            path.append(part)
-            node = inner.model_fields[part].annotation
+        name = _field_named(inner, part) if kind == "model" else None
+        if name is not None:
+            path.append(str(part))
+            node = inner.model_fields[name].annotation
         elif kind == "models":
             node = next((m for m in inner if part in (m.__name__, m.model_fields["kind"].default)), node)
         elif kind == "list" and isinstance(part, int):
@@ -316,6 +443,15 @@ def _walk(loc: tuple) -> tuple[list[str], Any]:
             node = inner
     kind, inner = _shape(node)
     return path, inner if kind == "model" else node
+
+
+def _field_named(model: Any, part: Any) -> str | None:
+    """The field of ``model`` that ``part`` names, by its name or its alias (``from`` for an outage's start)."""
+    if not isinstance(part, str):
+        return None
+    if part in model.model_fields:
+        return part
+    return next((name for name, info in model.model_fields.items() if info.alias == part), None)
 
 
 def _accepts_none(path: list[str]) -> bool:

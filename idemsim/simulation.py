@@ -7,7 +7,8 @@ had its chance), and returns a `Run`: the trace, the final tables, and the summa
 derives from them. Nothing here reads the wall clock or the global RNG: the same inputs give the same trace.
 
 Every run is bounded: its simulated clock never passes ``max_time`` (`MAX_SIMULATED_SECONDS` unless the
-scenario was validated against another bound, ``--max-time``) and it processes at most `MAX_EVENTS` events;
+scenario was validated against another bound, ``--max-time``) and it processes at most `MAX_EVENTS` events plus
+`EVENTS_PER_ATTEMPT` for each attempt its clients may make (a load of a thousand purchases needs more than one);
 a run that would go further stops with an `InputError` naming the bound (`BoundedEnvironment`). The scenario's
 validation has already refused any single time longer than the bound, so what stops here is a combination
 (many long attempts, a long exponential tail) or a background process ticking through a long run.
@@ -23,11 +24,11 @@ import simpy
 
 from .api import Api
 from .checks import summarize
-from .client import Client, OperationResult, make_key
+from .client import Client, OperationResult, TokenBucket, make_key
 from .db.engine import Database, DbEvent
 from .errors import InputError
 from .faults import FaultPlan
-from .fields import MAX_EVENTS, MAX_SIMULATED_SECONDS
+from .fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
 from .network import Network
 from .processor import Processor
 from .scenario import Scenario
@@ -36,6 +37,8 @@ from .trace import Trace
 
 FORMAT_VERSION = 1
 __all__ = ["MAX_EVENTS", "MAX_SIMULATED_SECONDS", "BoundedEnvironment", "Run", "simulate"]
+SETTLE_SECONDS = 86400.0
+"""How long handlers, messages and restarts may go on after the last client has ended: a day of simulated time."""
 RECOVERY_ROUNDS = 3
 """How many times a run that ended with abandoned work gives background recovery its chance."""
 
@@ -62,6 +65,33 @@ class Run:
     @property
     def name(self) -> str:
         return self.scenario.name if not self.scenario.variant else f"{self.scenario.name}/{self.scenario.variant}"
+
+    def figure(self, lang: str | None = None):
+        """The run's matplotlib Figure: a time-space diagram (a load: its attempts per second)."""
+        from .i18n import language
+        from .views.terminal import is_load
+
+        if is_load(self):
+            from .views.sweep_plot import attempts_figure
+
+            return attempts_figure(self, language(lang))
+        from .views.figure import run_figure
+
+        return run_figure(self, language(lang))
+
+    def mermaid(self, lang: str | None = None, kind: str = "sequence") -> str:
+        """The run as a Mermaid diagram: ``sequence`` (a sequence diagram) or ``state`` (the key record's)."""
+        from .i18n import language
+        from .views import mermaid
+
+        draw = {"sequence": mermaid.sequence, "state": mermaid.state}[kind]
+        return draw(self, language(lang))
+
+    def _repr_html_(self) -> str:
+        from .i18n import language
+        from .views.html import run_html
+
+        return run_html(self, language())
 
     def trace_json(self) -> list[dict[str, Any]]:
         """The trace as JSON-ready data, each DB event with the SQL it stands for (`idemsim.db.sql.sql_for`)."""
@@ -118,15 +148,14 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's).
 
     ``max_time`` bounds the simulated time (default: the bound the scenario was validated against, else
-    `MAX_SIMULATED_SECONDS`), ``max_events`` the events (default `MAX_EVENTS`); a run that would pass either
-    raises `InputError`."""
+    `MAX_SIMULATED_SECONDS`), ``max_events`` the events (default `MAX_EVENTS`, plus `EVENTS_PER_ATTEMPT` for
+    each attempt the clients may make); a run that would pass either raises `InputError`."""
     design = design or scenario.design
     seed = scenario.seed if seed is None else seed
     if max_time is None:
         max_time = scenario._max_time if scenario._max_time is not None else MAX_SIMULATED_SECONDS
-    max_events = MAX_EVENTS if max_events is None else max_events
     source = scenario._source or f"scenario {scenario.name!r}"
-    env = BoundedEnvironment(max_time, max_events, f"{source}, design {design}")
+    env = BoundedEnvironment(max_time, MAX_EVENTS if max_events is None else max_events, f"{source}, design {design}")
     tally = Tally()
     trace = Trace(observers=(tally.observe,))
     rng = random.Random(seed)
@@ -136,21 +165,43 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
     processor = Processor(env, scenario.processor, scenario.api.charge_seconds, plan, trace)
     api = Api(env, db, processor, design, scenario.api, plan, trace)
+    if scenario.arrivals is not None:
+        scenario = with_arrivals(scenario, rng)
     clients = []
     keys = [operation.key or make_key(rng) if scenario.client.key_strategy == "per-operation" else None
             for operation in scenario.operations]
+    budgets: dict[str, TokenBucket] = {}
+
+    def budget(operation) -> TokenBucket | None:
+        policy = _config(scenario, operation).retry_budget
+        if policy is None:
+            return None
+        return budgets.setdefault(operation.client, TokenBucket(policy))
+
     for i, operation in enumerate(scenario.operations, start=1):
         clients.append(Client(env, i, operation, _config(scenario, operation), rng, network, api, trace,
-                              key=keys[i - 1]))
-    for _, dup in plan.duplicates():  # each names an operation: `Scenario` checked it
-        original = scenario.operations[dup.op - 1]
-        operation = original.model_copy(update={"at": dup.at, "client": f"{original.client}-dup"})
+                              key=keys[i - 1], budget=budget(operation)))
+    copies = [(dup.op, dup.at) for _, dup in plan.duplicates()]  # each names an operation: `Scenario` checked it
+    for i, operation in enumerate(scenario.operations, start=1):  # random double clicks, from the run's RNG
+        config = _config(scenario, operation)
+        if config.duplicate_rate and rng.random() < config.duplicate_rate:
+            copies.append((i, operation.at + config.duplicate_delay))
+    for op, at in copies:
+        original = scenario.operations[op - 1]
+        operation = original.model_copy(update={"at": at, "client": f"{original.client}-dup"})
         clients.append(Client(env, len(clients) + 1, operation, _config(scenario, operation), rng, network, api,
-                              trace, key=keys[dup.op - 1], logical=dup.op))
+                              trace, key=keys[op - 1], logical=op, budget=budget(operation)))
+    if max_events is None:
+        env.max_events = MAX_EVENTS + EVENTS_PER_ATTEMPT * sum(c.config.max_attempts for c in clients)
     env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
 
     def settle() -> None:
+        deadline = env.now + SETTLE_SECONDS
         while api.in_flight or network.in_flight or processor.in_flight:
+            if env.peek() > deadline:
+                working = ", ".join(f"{name} (request {h.request.id})" for name, h in api.handlers.items())
+                raise InputError(f"design {design!r}: the run did not settle: {working or 'work'} still going "
+                                 f"{SETTLE_SECONDS:g} s after the clients ended (a handler that never answers?)")
             env.step()
 
     settle()
@@ -165,6 +216,15 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
               list(processor.ledger), tally)
     run.summary = summarize(run, db)
     return run
+
+
+def with_arrivals(scenario: Scenario, rng: random.Random) -> Scenario:
+    """The scenario with its ``[arrivals]`` written out as operations, numbered after the written ones; a
+    poisson process draws its gaps from ``rng`` before anything else does."""
+    arrivals = scenario.arrivals
+    template = arrivals.operation
+    generated = [template.model_copy(update={"at": t}) for t in arrivals.times(rng)]
+    return scenario.model_copy(update={"operations": list(scenario.operations) + generated, "arrivals": None})
 
 
 def _config(scenario: Scenario, operation):

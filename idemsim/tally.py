@@ -49,6 +49,16 @@ class Tally:
     """The processor's ledger, as its ``processor.capture`` events' data, in capture order."""
     longest_wait: float = 0.0
     """The longest time a statement of the API's handlers spent blocked."""
+    arrivals: int = 0
+    """Requests that reached a live API (each got a handler)."""
+    pool_waits: list[float] = field(default_factory=list)
+    """How long each request that had to queue for a database connection waited."""
+    waiting_peak: int = 0
+    """The most handlers blocked on the database at once, each holding its connection."""
+    attempts: list[tuple[float, str]] = field(default_factory=list)
+    """Every attempt: when it was sent, and how it ended (ok, fail, info)."""
+    _waiting: set = field(default_factory=set)
+    _sent: dict = field(default_factory=dict)
     _blocks: dict[str, list] = field(default_factory=dict)
     """Per connection with an open ``begin`` block: [failed, pending writes]."""
     _keys_of: dict[str, str | None] = field(default_factory=dict)
@@ -67,12 +77,22 @@ class Tally:
         kind, d = e.kind, e.data
         if kind == "db.result":
             self._db_result(e.actor, d)
+        elif kind == "db.wait":
+            if e.actor.startswith("api#"):
+                self._waiting.add(e.actor)
+                self.waiting_peak = max(self.waiting_peak, len(self._waiting))
         elif kind == "request.arrive":
             self.handler_request[d["handler"]] = d["request"]
+            self.arrivals += 1
+        elif kind == "pool.acquire":
+            self.pool_waits.append(d["waited"])
         elif kind == "attempt.send":
             self.request_key[d["request"]] = d["key"]
+            self._sent[d["request"]] = e.t
             if d["key"] is not None:
                 self.key_op.setdefault(d["key"], d["op"])
+        elif kind == "attempt.end":
+            self.attempts.append((self._sent.pop(f"{d['op']}.{d['attempt']}", e.t), d["outcome"]))
         elif kind in ("response.send", "response.dropped"):
             if d["replay"]:
                 self.replays.append((d["request"], d["status"], d["body"]))
@@ -86,6 +106,7 @@ class Tally:
 
     def _db_result(self, conn: str, d: dict) -> None:
         op, error = d["op"], d["error"]
+        self._waiting.discard(conn)
         if conn.startswith("api#") and d.get("waited"):
             self.longest_wait = max(self.longest_wait, d["waited"])
         block = self._blocks.get(conn)
@@ -107,6 +128,17 @@ class Tally:
                 self.committed.append(write)
 
     # -- derived facts -------------------------------------------------------------------------------------
+    def attempts_per_second(self, window: float = 1.0) -> dict:
+        """Attempts sent in each window of ``window`` seconds from t=0, in all and by how each ended."""
+        length = int(max((t for t, _ in self.attempts), default=-window) // window) + 1
+        series = {"window": window, "counts": [0] * length,
+                  "by_outcome": {"ok": [0] * length, "fail": [0] * length, "info": [0] * length}}
+        for t, outcome in self.attempts:
+            i = int(t // window)
+            series["counts"][i] += 1
+            series["by_outcome"][outcome][i] += 1
+        return series
+
     def op_of_request(self, request: str | None) -> int | None:
         return int(request.split(".", 1)[0]) if request else None
 

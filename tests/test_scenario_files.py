@@ -12,9 +12,9 @@ import pytest
 
 from idemsim.api import ApiConfig
 from idemsim.processor import ProcessorConfig
-from idemsim.client import ClientConfig, Operation
+from idemsim.client import ClientConfig, Operation, RetryBudget
 from idemsim.network import Latency, Link
-from idemsim.scenario import Expectation, Scenario, load
+from idemsim.scenario import Arrivals, Expectation, Scenario, SweepConfig, load
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
 BAD = re.findall(r"<!-- bad -->\n```toml\n(.*?)```\n```text\n(.*?)\n```", DOC.read_text(encoding="utf-8"), re.S)
@@ -137,7 +137,7 @@ class TestValidationErrors:
     def test_an_unknown_design_says_what_is_allowed(self, cli, tmp_path, one_line):
         """An unknown design in a file lists the five designs."""
         line = one_line(cli("run", write(tmp_path, 'title = "t"\nsummary = "s"\ndesign = "magic"\n')))
-        assert "'naive', 'check-then-insert', 'same-tx', 'committed-first', 'split-tx' or 'recovery-points'" in line
+        assert "unknown design; valid designs: naive, check-then-insert, same-tx, committed-first, split-tx, recovery-points" in line
 
     def test_a_missing_title_is_named(self, cli, tmp_path, one_line):
         """A file without its required title says so."""
@@ -154,10 +154,11 @@ class TestDocumentation:
     def test_every_field_of_the_format_is_documented(self):
         """Each field of each section's model appears, in backquotes, in docs/scenarios.md."""
         doc = DOC.read_text(encoding="utf-8")
-        models = [Scenario, ClientConfig, Operation, ApiConfig, Expectation, ProcessorConfig]
+        models = [Scenario, ClientConfig, Operation, ApiConfig, Expectation, ProcessorConfig, Arrivals, SweepConfig]
         fields = {f for m in models for f in m.model_fields} - {"variant", "variants", "expect", "client",
                                                                 "operations", "network", "api", "faults",
-                                                                "processor"}
+                                                                "processor", "arrivals", "sweep"}
+        fields |= {f for f in RetryBudget.model_fields}
         fields |= {"loss"} | {f"latency.{f}" for f in Latency.model_fields}
         assert set(Link.model_fields) == {"loss", "latency"}
         assert sorted(f for f in fields if f"`{f}`" not in doc) == []

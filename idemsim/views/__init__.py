@@ -6,6 +6,8 @@
 ``terminal``           rich tables for the terminal: the timeline, the summary, ``compare`` and ``show``
 ``mermaid``            Mermaid diagrams: a sequence diagram per story, the key record's state diagram
 ``figure``             matplotlib figures: the time-space diagram of a run, one panel per design
+``spacetime``          what that diagram shows, read from the trace (lanes, messages, spans, marks)
+``placement``          where its labels go, so that no two overlap
 ``html``               a `Run` as HTML for Jupyter: the timeline as a table with the figure embedded
 =====================  =================================================================================
 

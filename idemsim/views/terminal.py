@@ -72,10 +72,74 @@ def _seen(op: dict[str, Any]) -> str:
 
 
 def _money(ledger: list[dict]) -> str:
-    """The processor's ledger in a line: how many captures, and each one's id, amount and time."""
+    """The processor's ledger in a line: how many captures, and each one's id, amount and time (the first
+    three of a long ledger)."""
     if not ledger:
         return "0  (the processor took nothing)"
-    return f"{len(ledger)}  (" + ", ".join(f"{c['id']}: {c['amount']} at {c['t']:.3f} s" for c in ledger) + ")"
+    shown = ", ".join(f"{c['id']}: {c['amount']} at {c['t']:.3f} s" for c in ledger[:3])
+    more = f", … {len(ledger) - 3} more" if len(ledger) > 3 else ""
+    return f"{len(ledger)}  ({shown}{more})"
+
+
+LOAD_OPERATIONS = 20
+"""A run with more operations than this is a load: its text view summarises instead of listing every event."""
+MAX_VIOLATIONS_SHOWN = 5
+
+
+def is_load(run) -> bool:
+    return len(run.operations) > LOAD_OPERATIONS
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(counts: list[int], width: int) -> str:
+    """``counts`` as a line of block characters at most ``width`` wide (neighbouring windows summed)."""
+    if not counts:
+        return ""
+    step = max(1, -(-len(counts) // width))
+    sums = [sum(counts[i:i + step]) for i in range(0, len(counts), step)]
+    top = max(sums) or 1
+    return "".join(SPARKS[min(len(SPARKS) - 1, (v * (len(SPARKS) - 1) + top - 1) // top)] if v else " " for v in sums)
+
+
+def load_table(run, width: int) -> Table:
+    """A load's figures instead of its thousands of events: attempts and how they ended, the statuses seen,
+    the time to the final answer, waits, and the attempts per second over time."""
+    from collections import Counter
+
+    from ..sweep import percentile
+
+    s = run.summary
+    ops = s["operations"]
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    series = s["attempts_per_second"]
+    outcomes = Counter(op["outcome"] for op in ops)
+    table.add_row("operations", f"{len(ops)}: ok {outcomes['ok']} · fail {outcomes['fail']} · info "
+                                f"{outcomes['info']} (info: the client does not know)")
+    by_attempt = {k: sum(v) for k, v in series["by_outcome"].items()}
+    table.add_row("attempts", f"{sum(series['counts'])}: ok {by_attempt['ok']} · fail {by_attempt['fail']} · "
+                              f"info {by_attempt['info']}")
+    statuses = Counter(str(x) for op in ops for x in op["seen"])
+    table.add_row("statuses seen", ", ".join(f"{k} ×{v}" for k, v in statuses.most_common()))
+    times = [r.ended - r.started for r in run.operations if r.ended is not None]
+    table.add_row("time to the answer", f"p50 {percentile(times, 50):.2f} s · p95 {percentile(times, 95):.2f} s · "
+                                        f"max {max(times, default=0):.2f} s")
+    if s["wait_seconds"]:
+        table.add_row("wait on the index", f"{s['wait_seconds']:.3f} s at the longest; up to {s['waiting_peak']} "
+                                           f"handlers waiting at once, each holding its connection")
+    if "pool_wait" in s:
+        w = s["pool_wait"]
+        table.add_row("pool waits", f"p50 {w['p50']:.3f} s · p95 {w['p95']:.3f} s · max {w['max']:.3f} s "
+                                    f"(pool of {run.scenario.api.pool_size})")
+    counts = series["counts"]
+    peak = max(counts, default=0)
+    at = counts.index(peak) * series["window"] if counts else 0
+    table.add_row("attempts per second", f"peak {peak / series['window']:g}/s at {at:g} s")
+    table.add_row("", sparkline(counts, max(10, width - 24)))
+    return table
 
 
 def reproduce_command(run, sets: list[str] | None = None, source: str | None = None) -> str:
@@ -94,7 +158,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     table.add_column()
     table.add_row("charges recorded", str(s["charges"]))
     table.add_row("money captured", _money(s["ledger"]))
-    for op in s["operations"]:
+    for op in ([] if is_load(run) else s["operations"]):
         label = Text("client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({safe(op['client'])}) saw")
         table.add_row(label, _seen(op))
     if s["replays"]:
@@ -107,8 +171,11 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         table.add_row("balance", str(s["balance"]))
     if s["violations"]:
-        for v in s["violations"]:
+        for v in s["violations"][:MAX_VIOLATIONS_SHOWN]:
             table.add_row("property broken", Text(safe(f"{v['property']}: {v['message']}"), style="red"))
+        if len(s["violations"]) > MAX_VIOLATIONS_SHOWN:
+            table.add_row("", Text(f"and {len(s['violations']) - MAX_VIOLATIONS_SHOWN} more (--format json lists "
+                                   f"them all)", style="red"))
     else:
         from ..properties import PLAIN_NAMES
 
@@ -144,10 +211,14 @@ def continued(command: str, width: int, first: str = "") -> list[str]:
 
 
 def print_run(console: Console, run, sets: list[str] | None = None, source: str | None = None,
-              brief: bool = False) -> None:
-    """The run's timeline (or, ``brief``, its client–API exchange), its summary and the command that
-    reproduces it, each line within the console's width."""
-    if brief:
+              brief: bool = False, full: bool = False) -> None:
+    """The run's timeline (or, ``brief``, its client–API exchange; for a load, unless ``full``, its figures),
+    its summary and the command that reproduces it, each line within the console's width."""
+    if is_load(run) and not full:
+        console.print(Text(safe(f"{run.name} — design {run.design}: a load of {len(run.operations)} operations, "
+                                f"summarised (--full prints every event)"), style="bold", overflow="fold"))
+        console.print(load_table(run, console.width))
+    elif brief:
         for line in brief_lines(run, console.width):
             console.print(line, soft_wrap=True)
     else:
@@ -316,3 +387,67 @@ def print_show(console: Console, scenario, stories) -> None:
     console.print(Text(f"Run it: idemsim run {safe(scenario.name)}   ·   every design: idemsim compare "
                        f"{safe(scenario.name)}   ·   as a diagram: idemsim run {safe(scenario.name)} --format "
                        f"mermaid", overflow="fold"))
+
+
+# -- idemsim sweep -------------------------------------------------------------------------------------------
+def _percent(x: float) -> str:
+    return f"{x * 100:.1f}" if x < 0.1 else f"{x * 100:.0f}"
+
+
+def _rate(figure: dict[str, float]) -> str:
+    """A rate and its 95 % interval, in percent, as short as its size allows: ``6.0% (2.1–16)``."""
+    return f"{_percent(figure['rate'])}% ({_percent(figure['low'])}–{_percent(figure['high'])})"
+
+
+def _short(value) -> str:
+    """A point's value in a table cell: a table (such as a retry budget) as ``on``, None as ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return "on"
+    return str(value)
+
+
+def _measure(row: dict, measure: str) -> str:
+    """A row's measure as the table shows it: a rate with its interval, or a number."""
+    head, _, tail = measure.partition(".")
+    value = row[head]
+    if isinstance(value, dict) and "rate" in value:
+        return _rate(value)
+    if isinstance(value, dict):
+        value = value[tail or next(iter(value))]
+    return f"{value:.2f}"
+
+
+def sweep_table(result, config=None) -> Table:
+    """One row per point and design: the varied fields, the runs, the rates the sweep is about (with their
+    intervals), attempts per purchase and the time to the final answer (p95)."""
+    measures = list(config.measures) if config else ["double_charge"]
+    measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
+    measures = [m for m in measures if m != "time_to_answer.p95"][:2]
+    table = Table(title=Text(safe(f"{result.scenario} — {result.seeds} runs a point (seed {result.base_seed}); "
+                                  f"rates with their 95 % intervals")), title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    table.add_column("design", no_wrap=True)
+    for axis in result.axes:
+        table.add_column(Text(safe(axis.field.rsplit(".", 1)[-1].replace("_", " "))), justify="right")
+    for m in measures:
+        table.add_column(m.replace("_", " ").replace(".", " "), justify="right")
+    table.add_column("attempts", justify="right")
+    table.add_column("p95 (s)", justify="right")
+    previous = None
+    for row in result.rows:
+        point = tuple(row[a.field] for a in result.axes)
+        if previous is not None and point != previous and len(result.designs) > 1:
+            table.add_section()
+        previous = point
+        table.add_row(Text(safe(row["design"])), *(Text(safe(_short(v))) for v in point),
+                      *(_measure(row, m) for m in measures),
+                      f"{row['attempts']:.2f}", f"{row['time_to_answer']['p95']:.2f}")
+    return table
+
+
+def print_sweep(console: Console, result, config=None) -> None:
+    console.print(sweep_table(result, config))
+    console.print(Text("Rates are of runs in which at least one purchase suffered it; the JSON (--format json) "
+                       "has every rate, the percentiles and the key records held.", overflow="fold"))

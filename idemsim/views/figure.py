@@ -1,0 +1,815 @@
+"""The figures of a run: a time-space (Lamport) diagram a teacher can project, and one panel per design.
+
+`run_figure` draws one run: a lane per party (the clients, the gateway, each API handler, the DB, the payment
+processor, background processes), simulated time from left to right, each message a slanted arrow from its
+sending to its arrival (or to a cross where it was lost), transactions as faint bands, a wait on the unique
+index as a yellow bar labelled with its length, charges, captures, crashes and each attempt's outcome as
+marks, and the verdict under the axes. `comparison_figure` stacks such panels, one per run, on one time axis.
+`save` writes a figure as PNG, SVG or PDF.
+
+Guarantees:
+
+- matplotlib is imported inside the functions only: importing this module imports no matplotlib, and neither
+  the model nor ``idemsim run`` imports this module. Figures are `matplotlib.figure.Figure` objects with an
+  Agg canvas, built with the object-oriented API; nothing touches ``pyplot`` or changes the global
+  ``rcParams`` (every text names its font).
+- Every word drawn comes from `idemsim.i18n` in the language asked for; with ``lang="ja"`` the texts use the
+  IPAexGothic font of ``matplotlib-fontja``, which has every glyph drawn.
+- No two texts overlap: lane names, title, verdict and legend have space of their own, and the labels inside
+  the axes are placed by `idemsim.views.placement`, which shortens or drops a label rather than let it cover
+  another. The figure is 12.8 × 7.2 inches at 100 dpi (1280 × 720 pixels), taller only when the lanes need it.
+- The same run gives the same figure, and `save` writes byte-identical SVG and PDF for it (no date, a fixed
+  hash salt), atomically (a temporary file in the same directory, then ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..i18n import text
+from . import placement, spacetime
+
+WIDTH = 12.8
+"""Inches; at `DPI`, 1280 pixels."""
+HEIGHT = 7.2
+"""Inches; at `DPI`, 720 pixels: the least height of a figure."""
+DPI = 100
+FORMATS = ("png", "svg", "pdf")
+
+FONTS = {"en": "DejaVu Sans", "ja": "IPAexGothic"}
+
+# The Okabe–Ito palette, safe for the common colour-vision deficiencies; darker shades for text on white.
+BLACK = "#000000"
+ORANGE = "#E69F00"
+SKY = "#56B4E9"
+GREEN = "#009E73"
+YELLOW = "#F0E442"
+BLUE = "#0072B2"
+VERMILLION = "#D55E00"
+PURPLE = "#CC79A7"
+GREY = "#8C8C8C"
+LANE = "#C8C8C8"
+
+OUTCOME_COLOR = {"ok": GREEN, "fail": VERMILLION, "info": PURPLE}
+"""ok green, fail red, info magenta, as the terminal colours them, in colour-blind-safe hues."""
+OUTCOME_TEXT = {"ok": "#007558", "fail": "#B34700", "info": "#A1487F"}
+OUTCOME_MARKER = {"ok": "o", "fail": "s", "info": "D"}
+"""Each outcome has its own shape as well as its own colour."""
+
+LABEL_SIZE = 10.5
+LANE_SIZE = 12
+TITLE_SIZE = 15
+VERDICT_SIZE = 12
+LEGEND_SIZE = 10.5
+TICK_SIZE = 10.5
+
+MIN_PITCH = 0.46
+"""Inches between two lanes of a run's figure, at least: two rows of labels fit between them."""
+COMPARE_PITCH = 0.36
+"""Inches between two lanes of a comparison's panel."""
+LANE_MARGIN = 0.7
+"""Space above the top lane and below the bottom one, in lanes."""
+
+
+# -- public ---------------------------------------------------------------------------------------------------
+def run_figure(run, lang: str = "en"):
+    """The time-space diagram of one `idemsim.simulation.Run`, as a `matplotlib.figure.Figure`."""
+    canvas = _Canvas(lang)
+    diagram = spacetime.diagram(run.trace)
+    lanes = [_lane_name(lane, lang) for lane in diagram.lanes]
+    left = canvas.left_margin(lanes)
+    width = WIDTH - left - 0.3
+    verdict = canvas.flow(_verdict_items(run, lang), width + left - 0.35)
+    legend = _legend_keys([diagram])
+    legend_height = canvas.legend_height(legend)
+    below = 0.62 + len(verdict) * 0.3 + legend_height + 0.12
+    top = 0.62
+    rows = len(lanes) - 1 + 2 * LANE_MARGIN
+    axes_height = max(HEIGHT - top - below, rows * MIN_PITCH)
+    height = round(top + axes_height + below, 2)
+    canvas.figure.set_size_inches(WIDTH, height)
+    title = text("figure.title", lang, story=run.name, design=run.design, seed=run.seed)
+    canvas.text_at(0.35, height - 0.2, title, TITLE_SIZE, weight="bold", va="top")
+    ax = canvas.axes(left, below, width, axes_height)
+    xlim = _time_limits(diagram.end)
+    panel = _Panel(canvas, ax, diagram, lanes, xlim)
+    panel.draw()
+    canvas.time_axis(ax, xlim, labelled=True)
+    y = below - 0.62 - 0.22
+    for line in verdict:
+        canvas.line_at(0.35, y, line)
+        y -= 0.3
+    canvas.legend(legend, 0.1)
+    panel.place_labels()
+    return canvas.figure
+
+
+def comparison_figure(runs, lang: str = "en"):
+    """One panel per run (one story under several designs), stacked on one time axis, each titled by its
+    design and its own verdict."""
+    runs = list(runs)
+    if not runs:
+        raise InputError("comparison_figure needs at least one run")
+    canvas = _Canvas(lang)
+    diagrams = [spacetime.diagram(run.trace) for run in runs]
+    names = [[_lane_name(lane, lang) for lane in d.lanes] for d in diagrams]
+    left = canvas.left_margin([n for lanes in names for n in lanes])
+    width = WIDTH - left - 0.3
+    heads = [canvas.flow([(_panel_name(run, runs[0]), "#000000", "bold")] + _verdict_items(run, lang), WIDTH - 0.7)
+             for run in runs]
+    legend = _legend_keys(diagrams)
+    legend_height = canvas.legend_height(legend)
+    top = 0.62
+    below = 0.62 + legend_height + 0.12
+    heights = [(len(lanes) - 1 + 2 * LANE_MARGIN) * COMPARE_PITCH for lanes in names]
+    heads_height = [len(head) * 0.28 + 0.2 for head in heads]
+    total = top + sum(heights) + sum(heads_height) + below
+    height = round(max(HEIGHT, total), 2)
+    canvas.figure.set_size_inches(WIDTH, height)
+    story = runs[0].name
+    canvas.text_at(0.35, height - 0.2, text("figure.compare_title", lang, story=story, seed=runs[0].seed),
+                   TITLE_SIZE, weight="bold", va="top")
+    xlim = _time_limits(max(d.end for d in diagrams))
+    stretch = (height - total) / len(runs)  # a short comparison fills the default height
+    y = height - top
+    panels = []
+    for i, (run, diagram, lanes) in enumerate(zip(runs, diagrams, names)):
+        y -= heads_height[i]
+        line_y = y + heads_height[i] - 0.1
+        for line in heads[i]:
+            line_y -= 0.28
+            canvas.line_at(0.35, line_y + 0.04, line)
+        axes_height = heights[i] + stretch
+        y -= axes_height
+        ax = canvas.axes(left, y, width, axes_height)
+        panel = _Panel(canvas, ax, diagram, lanes, xlim)
+        panel.draw()
+        canvas.time_axis(ax, xlim, labelled=i == len(runs) - 1)
+        panels.append(panel)
+    canvas.legend(legend, 0.1)
+    for panel in panels:
+        panel.place_labels()
+    return canvas.figure
+
+
+def check_path(path) -> None:
+    """Refuse, before anything is simulated, a path a figure cannot be saved to: an extension other than
+    ``.png``, ``.svg`` or ``.pdf``, a directory, or a directory that does not exist."""
+    path = Path(path)
+    if path.suffix.lower().lstrip(".") not in FORMATS:
+        raise InputError(f"{path}: a figure is saved as " + ", ".join(f".{f}" for f in FORMATS)
+                         + f", not {path.suffix or 'a file without extension'}")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; give a file name")
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(f"{path}: no such directory {str(directory)!r}")
+
+
+class fonts:
+    """A context in which figures built get the font of ``lang`` (IPAexGothic for Japanese), leaving the
+    global rcParams as they were afterwards."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang if lang in FONTS else "en"
+
+    def __enter__(self) -> None:
+        import matplotlib
+
+        if self.lang == "ja":
+            _register_japanese_font()
+        self._context = matplotlib.rc_context({"font.family": FONTS[self.lang]})
+        self._context.__enter__()
+
+    def __exit__(self, *exc) -> None:
+        self._context.__exit__(*exc)
+
+
+def save(figure, path) -> Path:
+    """Write ``figure`` to ``path`` as PNG, SVG or PDF (by the extension), atomically and deterministically."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise InputError(f"{path}: a figure is saved as " + ", ".join(f".{f}" for f in FORMATS)
+                         + f", not {path.suffix or 'a file without extension'}")
+    import matplotlib
+
+    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
+    fd, temporary = _create_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as out, matplotlib.rc_context({"svg.hashsalt": "idemsim", "svg.fonttype": "path",
+                                                                 "pdf.fonttype": 42}):
+            figure.savefig(out, format=fmt, dpi=DPI, metadata=metadata)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return path
+
+
+def _create_beside(path: Path) -> tuple[int, Path]:
+    """A new file in ``path``'s directory, opened for writing, with the permissions the umask gives."""
+    for n in itertools.count():
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{n}.tmp")
+        try:
+            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temporary
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def _panel_name(run, first) -> str:
+    """A panel's name: its design, and its story when it is not the comparison's (a design option's variant)."""
+    return run.design if run.name == first.name else f"{run.design} ({run.scenario.variant or run.scenario.name})"
+
+
+# -- words ------------------------------------------------------------------------------------------------------
+def _lane_name(lane: spacetime.Lane, lang: str) -> str:
+    actor = lane.actor
+    if lane.role == "client":
+        if actor.endswith("-dup"):
+            return text("party.duplicate", lang, client=_client_name(actor[:-4], lang))
+        return _client_name(actor, lang)
+    if actor.startswith("api#"):
+        return text("party.handler", lang, n=actor[4:])
+    names = {"gateway": "party.gateway", "api": "party.api", "db": "party.db", "processor": "party.processor",
+             "completer": "party.completer", "recovery": "party.recovery", "reaper": "party.reaper"}
+    return text(names[actor], lang) if actor in names else actor
+
+
+def _client_name(actor: str, lang: str) -> str:
+    """The client as the figure names it; a client a scenario names otherwise keeps the scenario's name."""
+    return text("party.client", lang) if actor == "client" else actor
+
+
+def _status(status, lang: str) -> str:
+    return text("event.timeout", lang) if status in (None, "timeout") else str(status)
+
+
+def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
+    """(text, colour, weight) of the verdict: charges, captures, what each client saw, the properties."""
+    s = run.summary
+    items = [(text("money.charges", lang, n=s["charges"]), "#000000", "normal"),
+             (text("money.captures", lang, n=s["captures"]), "#000000", "normal")]
+    several = len(s["operations"]) > 1 and len({op["client"] for op in s["operations"]}) < len(s["operations"])
+    for op in s["operations"]:
+        seen = ", ".join(_status(x, lang) for x in op["seen"]) or text("verdict.nothing", lang)
+        outcome = text(f"outcome.{op['outcome']}", lang)
+        if op["status"] is not None:
+            outcome += f" {op['status']}"
+        client = _client_name(op["client"], lang) if not op["client"].endswith("-dup") else text(
+            "party.duplicate", lang, client=_client_name(op["client"][:-4], lang))
+        message = "verdict.seen_op" if several else "verdict.seen"
+        items.append((text(message, lang, op=op["op"], client=client, seen=seen, outcome=outcome),
+                      OUTCOME_TEXT[op["outcome"]], "normal"))
+    if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
+        items.append((text("verdict.balance", lang, n=s["balance"]), "#000000", "normal"))
+    if s["violations"]:
+        names = []
+        for v in s["violations"]:
+            name = text(f"property.{v['property']}", lang)
+            if name not in names:
+                names.append(name)
+        items.append((text("verdict.broken", lang, names=", ".join(names)), OUTCOME_TEXT["fail"], "bold"))
+    else:
+        from ..properties import PROPERTIES
+
+        items.append((text("verdict.all_hold", lang, n=len(PROPERTIES)), OUTCOME_TEXT["ok"], "bold"))
+    return items
+
+
+def _state_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{…}"
+    return str(value)
+
+
+def _resource(resource: str, lang: str) -> str:
+    if resource == "balance":
+        return text("figure.balance", lang)
+    if resource.startswith("items/"):
+        return text("figure.item", lang, name=resource[len("items/"):])
+    return resource
+
+
+# -- the canvas: a figure, its renderer, and text measured once ------------------------------------------------
+class _Canvas:
+    """A figure being built, with what measuring and placing text needs."""
+
+    def __init__(self, lang: str) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.lang = "ja" if lang == "ja" else "en"
+        if self.lang == "ja":
+            _register_japanese_font()
+        self.family = FONTS[self.lang]
+        self.figure = Figure(figsize=(WIDTH, HEIGHT), dpi=DPI)
+        FigureCanvasAgg(self.figure)
+        self.renderer = self.figure.canvas.get_renderer()
+        self._sizes: dict[tuple, tuple[float, float]] = {}
+
+    def font(self, size: float, weight: str = "normal"):
+        from matplotlib.font_manager import FontProperties
+
+        if self.lang == "ja":
+            weight = "normal"  # IPAexGothic has one weight
+        return FontProperties(family=self.family, size=size, weight=weight)
+
+    def measure(self, s: str, size: float, weight: str = "normal") -> tuple[float, float]:
+        """(width, height) of a text in pixels, as its window extent will be."""
+        key = (s, size, weight)
+        if key not in self._sizes:
+            from matplotlib.text import Text
+
+            probe = Text(0, 0, s, fontproperties=self.font(size, weight))
+            probe.set_figure(self.figure)
+            extent = probe.get_window_extent(self.renderer)
+            self._sizes[key] = (extent.width, extent.height)
+        return self._sizes[key]
+
+    def left_margin(self, lane_names: list[str]) -> float:
+        widest = max(self.measure(n, LANE_SIZE)[0] for n in lane_names)
+        return max(1.1, widest / DPI + 0.45)
+
+    def flow(self, items: list[tuple[str, str, str]], width: float) -> list[list[tuple[str, str, str, float]]]:
+        """Items laid out left to right in lines no wider than ``width`` inches: (text, colour, weight, x)."""
+        gap = 0.32
+        lines: list[list[tuple[str, str, str, float]]] = [[]]
+        x = 0.0
+        for s, color, weight in items:
+            w = self.measure(s, VERDICT_SIZE, weight)[0] / DPI
+            if lines[-1] and x + w > width:
+                lines.append([])
+                x = 0.0
+            lines[-1].append((s, color, weight, x))
+            x += w + gap
+        return lines
+
+    def text_at(self, x: float, y: float, s: str, size: float, *, weight="normal", color="#000000", va="baseline",
+                ha="left"):
+        """A text at (x, y) inches from the figure's lower left corner."""
+        fig = self.figure
+        w, h = fig.get_size_inches()
+        return fig.text(x / w, y / h, s, fontproperties=self.font(size, weight), color=color, va=va, ha=ha)
+
+    def line_at(self, x: float, y: float, line) -> None:
+        for s, color, weight, dx in line:
+            self.text_at(x + dx, y, s, VERDICT_SIZE, weight=weight, color=color)
+
+    def axes(self, left: float, bottom: float, width: float, height: float):
+        w, h = self.figure.get_size_inches()
+        return self.figure.add_axes((left / w, bottom / h, width / w, height / h))
+
+    def time_axis(self, ax, xlim: tuple[float, float], *, labelled: bool) -> None:
+        from matplotlib.ticker import MaxNLocator
+
+        ticks = [t for t in MaxNLocator(nbins=12, steps=[1, 2, 2.5, 5, 10]).tick_values(*xlim)
+                 if xlim[0] <= t <= xlim[1]]
+        labels = [f"{t:g}" for t in ticks] if labelled else [""] * len(ticks)
+        ax.set_xticks(ticks, labels, fontproperties=self.font(TICK_SIZE))
+        ax.tick_params(axis="x", length=4, color=GREY)
+        ax.set_xlim(*xlim)
+        if labelled:
+            ax.set_xlabel(text("figure.time", self.lang), fontproperties=self.font(TICK_SIZE + 0.5), labelpad=3)
+
+    def legend_height(self, keys: list[str]) -> float:
+        if not keys:
+            return 0.0
+        return self._legend_rows(keys) * 0.26 + 0.08
+
+    def _legend_rows(self, keys: list[str]) -> int:
+        widths = [self.measure(_legend_label(k, self.lang), LEGEND_SIZE)[0] / DPI + 0.75 for k in keys]
+        return 1 if sum(widths) <= WIDTH - 0.6 else 2
+
+    def legend(self, keys: list[str], bottom: float) -> None:
+        if not keys:
+            return
+        rows = self._legend_rows(keys)
+        handles = [_legend_handle(k) for k in keys]
+        w, h = self.figure.get_size_inches()
+        self.figure.legend(handles, [_legend_label(k, self.lang) for k in keys], loc="lower center",
+                           bbox_to_anchor=(0.5, bottom / h), ncol=math.ceil(len(keys) / rows), frameon=False,
+                           prop=self.font(LEGEND_SIZE), handlelength=2.0, columnspacing=1.4, handletextpad=0.5,
+                           borderaxespad=0.0, borderpad=0.2)
+
+
+def _register_japanese_font() -> None:
+    """Register IPAexGothic (``matplotlib-fontja``), leaving the global rcParams as they were: importing the
+    package sets ``font.family`` globally, which the ``rc_context`` undoes."""
+    import matplotlib
+
+    with matplotlib.rc_context():
+        import matplotlib_fontja  # noqa: F401  (registers the font)
+
+
+# -- the legend -----------------------------------------------------------------------------------------------
+_LEGEND_ORDER = ("request", "response", "processor", "lost", "statement", "transaction", "wait", "processing",
+                 "charge", "capture", "down", "ok", "fail", "info")
+
+
+def _legend_keys(diagrams) -> list[str]:
+    present: set[str] = set()
+    for d in diagrams:
+        for m in d.messages:
+            present.add("processor" if m.kind.startswith("processor.") else
+                        "request" if m.kind == "request" else "response")
+            if m.arrived is None:
+                present.add("lost")
+        for s in d.spans:
+            present.add({"alive": "", "attempt": s.info.get("outcome", ""), "transaction": "transaction",
+                         "wait": "wait", "processing": "processing", "down": "down"}[s.kind])
+        for mark in d.marks:
+            if mark.kind in ("statement", "charge", "capture"):
+                present.add(mark.kind)
+    return [k for k in _LEGEND_ORDER if k in present]
+
+
+def _legend_label(key: str, lang: str) -> str:
+    if key in ("ok", "fail", "info"):
+        return text(f"outcome.{key}", lang)
+    return text(f"legend.{key}", lang)
+
+
+def _legend_handle(key: str):
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if key == "request":
+        return Line2D([], [], color=BLUE, lw=2)
+    if key == "response":
+        return Line2D([], [], color=BLACK, lw=2)
+    if key == "processor":
+        return Line2D([], [], color=ORANGE, lw=2)
+    if key == "lost":
+        return Line2D([], [], color=GREY, lw=1.5, ls=(0, (4, 2)), marker="x", markersize=9, markeredgewidth=2.4,
+                      markeredgecolor=BLACK, markevery=[1])
+    if key == "statement":
+        return Line2D([], [], color=GREY, lw=0, marker="|", markersize=10, markeredgewidth=1.4)
+    if key == "transaction":
+        return Patch(facecolor=SKY, alpha=0.3, edgecolor="none")
+    if key == "wait":
+        return Patch(facecolor=YELLOW, edgecolor="#8A7B00")
+    if key == "processing":
+        return Patch(facecolor=ORANGE, alpha=0.25, edgecolor="none")
+    if key == "down":
+        return Patch(facecolor="none", edgecolor=VERMILLION, hatch="////", alpha=0.6)
+    if key == "charge":
+        return Line2D([], [], lw=0, marker="s", markersize=9, color=BLUE, markeredgecolor=BLACK)
+    if key == "capture":
+        return Line2D([], [], lw=0, marker="o", markersize=10, color=ORANGE, markeredgecolor=BLACK)
+    return Line2D([], [], lw=0, marker=OUTCOME_MARKER[key], markersize=9, color=OUTCOME_COLOR[key],
+                  markeredgecolor=BLACK)
+
+
+# -- one panel: the lanes of one run and everything on them ----------------------------------------------------
+def _time_limits(end: float) -> tuple[float, float]:
+    span = end if end > 0 else 1.0
+    return (-0.035 * span, end + 0.14 * span)
+
+
+@dataclass
+class _Label:
+    variants: list[str]
+    anchors: list[tuple[float, float]]
+    """In data coordinates (time, lane), before any nudge."""
+    priority: int
+    shape: str = "point"
+    radius: float = 5.0
+    color: str = "#000000"
+    weight: str = "normal"
+    prefer: tuple[str, ...] = ()
+    nudge: float = 0.0
+    """Pixels the thing labelled was moved right so as not to hide another."""
+    own: tuple | None = None
+    """The box of the marker it names, or the segment of its arrow, in pixels."""
+    rings: int = 3
+
+
+@dataclass
+class _Panel:
+    canvas: _Canvas
+    ax: Any
+    diagram: spacetime.Diagram
+    lane_names: list[str]
+    xlim: tuple[float, float]
+    labels: list[_Label] = field(default_factory=list)
+    obstacles: list[placement.Box] = field(default_factory=list)
+    arrows: list[placement.Segment] = field(default_factory=list)
+    _vertical: list[tuple[float, float, float, float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.y = {lane.actor: -i for i, lane in enumerate(self.diagram.lanes)}
+        self.api_lanes = [lane.actor for lane in self.diagram.lanes if lane.role == "handler"]
+        self.px = DPI / 72  # pixels per point
+
+    # geometry ----------------------------------------------------------------------------------------------
+    def to_px(self, t: float, y: float, nudge: float = 0.0) -> tuple[float, float]:
+        x, y = self.ax.transData.transform((t, y))
+        return (float(x) + nudge, float(y))
+
+    def shifted(self, nudge: float):
+        from matplotlib.transforms import ScaledTranslation
+
+        if not nudge:
+            return self.ax.transData
+        return self.ax.transData + ScaledTranslation(nudge / DPI, 0, self.canvas.figure.dpi_scale_trans)
+
+    def pitch_px(self) -> float:
+        return abs(self.to_px(0, 0)[1] - self.to_px(0, -1)[1])
+
+    def obstacle(self, t: float, y: float, size_pt: float, nudge: float = 0.0) -> tuple:
+        """Reserve the box of a marker ``size_pt`` points wide at (t, y): no label covers it."""
+        x, yy = self.to_px(t, y, nudge)
+        r = size_pt * self.px / 2
+        box = (x - r, yy - r, x + r, yy + r)
+        self.obstacles.append(box)
+        return box
+
+    def mark_label(self, variants, at, priority, box, **style) -> None:
+        """A label naming the marker whose reserved box is ``box``."""
+        radius = (box[2] - box[0]) / 2 if box else 3.0
+        self.labels.append(_Label(variants, [at], priority, radius=radius, own=box,
+                                  rings=3 if priority < 3 else 1, **style))
+
+    # drawing -------------------------------------------------------------------------------------------------
+    def draw(self) -> None:
+        ax = self.ax
+        n = len(self.diagram.lanes)
+        ax.set_xlim(*self.xlim)
+        ax.set_ylim(-(n - 1) - LANE_MARGIN, LANE_MARGIN)
+        ax.set_yticks([-i for i in range(n)], self.lane_names, fontproperties=self.canvas.font(LANE_SIZE))
+        ax.tick_params(axis="y", length=0, pad=8)
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+        ax.spines["bottom"].set_color(GREY)
+        ax.set_facecolor("white")
+        for lane in self.diagram.lanes:
+            ax.axhline(self.y[lane.actor], color=LANE, lw=1.0, zorder=1)
+        for span in self.diagram.spans:
+            self.draw_span(span)
+        for message in sorted(self.diagram.messages, key=lambda m: (m.sent, m.end)):
+            self.draw_message(message)
+        for mark in self.diagram.marks:
+            self.draw_mark(mark)
+
+    def band(self, start: float, end: float, y: float, half: float, **style) -> None:
+        from matplotlib.patches import Rectangle
+
+        self.ax.add_patch(Rectangle((start, y - half), max(end - start, 0.0), 2 * half, **style))
+
+    def draw_span(self, span: spacetime.Span) -> None:
+        lang = self.canvas.lang
+        ax = self.ax
+        if span.kind == "down":
+            if not self.api_lanes:
+                return
+            top, bottom = self.y[self.api_lanes[0]] + 0.38, self.y[self.api_lanes[-1]] - 0.38
+            self.band(span.start, span.end, (top + bottom) / 2, (top - bottom) / 2, facecolor="none",
+                      edgecolor=VERMILLION, hatch="////", lw=0, alpha=0.45, zorder=1.5)
+            return
+        y = self.y.get(span.lane)
+        if y is None:
+            return
+        if span.kind == "alive":
+            ax.plot([span.start, span.end], [y, y], color="#555555", lw=2.2, solid_capstyle="butt", zorder=2)
+        elif span.kind == "attempt":
+            ax.plot([span.start, span.end], [y, y], color=OUTCOME_COLOR[span.info["outcome"]], lw=5, alpha=0.45,
+                    solid_capstyle="butt", zorder=2)
+        elif span.kind == "transaction":
+            self.band(span.start, span.end, y, 0.2, facecolor=SKY, alpha=0.28, edgecolor="none", zorder=1.2)
+            if span.info["end"] == "rollback":
+                self.mark_label([text("event.rollback", lang)], (span.end, y), 3, None, color="#1F5F8B",
+                                prefer=("above-right", "below-right"))
+        elif span.kind == "processing":
+            self.band(span.start, span.end, y, 0.14, facecolor=ORANGE, alpha=0.25, edgecolor="none", zorder=1.2)
+        elif span.kind == "wait":
+            self.band(span.start, span.end, y, 0.13, facecolor=YELLOW, edgecolor="#8A7B00", lw=1.0, zorder=3.5)
+            x0, y0 = self.to_px(span.start, y - 0.13)
+            x1, y1 = self.to_px(span.end, y + 0.13)
+            bar = (x0, y0, max(x1, x0 + 1), y1)
+            self.obstacles.append(bar)
+            label = text("seconds", lang, s=span.info["waited"])
+            self.labels.append(_Label([label], [((span.start + span.end) / 2, y)], 0, weight="bold",
+                                      radius=(y1 - y0) / 2, prefer=("above", "below"), own=bar))
+
+    def draw_message(self, m: spacetime.Message) -> None:
+        from matplotlib.patches import FancyArrowPatch
+
+        lang = self.canvas.lang
+        y0, y1 = self.y[m.src], self.y[m.dst]
+        lost = m.arrived is None
+        end = m.end
+        if lost:  # lost halfway: where the message was when it was lost, off any lane it does not belong to
+            y_end = (y0 + y1) / 2
+            if abs(y_end - round(y_end)) < 0.2:
+                y_end += 0.5 if y1 > y0 else -0.5
+        else:
+            y_end = y1
+        nudge = self.nudge_for(m.sent, y0, end, y_end)
+        color, width, dashed = {"request": (BLUE, 1.7, False), "response": (BLACK, 1.7, False),
+                                "dropped": (GREY, 1.3, True)}.get(m.kind, (ORANGE, 1.6, False))
+        if m.info.get("ignored"):
+            color = GREY
+        transform = self.shifted(nudge)
+        if lost:
+            self.ax.plot([m.sent, end], [y0, y_end], color=GREY, lw=1.4, ls=(0, (4, 2)), transform=transform,
+                         zorder=4)
+            self.ax.plot([end], [y_end], marker="x", markersize=11, markeredgewidth=2.6, color=BLACK,
+                         transform=transform, zorder=5, ls="none")
+            cross = self.obstacle(end, y_end, 12, nudge)
+        else:
+            arrow = FancyArrowPatch((m.sent, y0), (end, y_end), arrowstyle="-|>", mutation_scale=13, lw=width,
+                                    color=color, shrinkA=0, shrinkB=1, transform=transform, zorder=4,
+                                    linestyle="--" if dashed else "-")
+            self.ax.add_patch(arrow)
+        a, b = self.to_px(m.sent, y0, nudge), self.to_px(end, y_end, nudge)
+        segment = (a[0], a[1], b[0], b[1])
+        self.arrows.append(segment)
+        along = [0.5, 0.3, 0.7, 0.15, 0.85]
+        points = [(m.sent + (end - m.sent) * f, y0 + (y_end - y0) * f) for f in along]
+        if lost:
+            self.labels.append(_Label([text("event.lost", lang)], [(end, y_end)], 0, color=VERMILLION,
+                                      weight="bold", radius=(cross[2] - cross[0]) / 2, nudge=nudge,
+                                      prefer=("right", "left"), own=cross))
+        words = self.message_words(m)
+        if words:
+            priority, variants, text_color = words
+            self.labels.append(_Label(variants, points if not lost else points[1:], priority, shape="segment",
+                                      color=text_color, radius=3, nudge=nudge, own=segment))
+
+    def message_words(self, m: spacetime.Message):
+        """(priority, variants, colour) of a message's label, or None for a message left unlabelled."""
+        lang = self.canvas.lang
+        info = m.info
+        if m.kind == "request":
+            key = text("figure.key", lang, key=info["key"]) if info["key"] else text("figure.no_key", lang)
+            body = f"  {json.dumps(info['body'], ensure_ascii=False)}" if info.get("body") is not None else ""
+            if info["attempt"] == 1:
+                head = f"{info['method']} {info['path']}"
+                variants = [f"{head}{body}  {key}", f"{head}  {key}", head, info["method"]]
+            else:
+                head = text("figure.retry", lang, n=info["attempt"])
+                variants = [f"{head}  {key}", head]
+            return 2, [v for i, v in enumerate(variants) if v not in variants[:i]], "#00466E"
+        if m.kind == "response":
+            status = _status(info["status"], lang)
+            if info.get("ignored"):
+                return 1, [text("figure.ignored", lang, status=status), status], "#555555"
+            if info.get("replay"):
+                return 0, [f"{status} {text('event.replay', lang)}", status], "#000000"
+            return 0, [status], "#000000"
+        if m.kind == "dropped":
+            status = _status(info["status"], lang)
+            return 1, [text("figure.dropped", lang, status=status), status], "#555555"
+        if m.kind == "processor.lookup":
+            return 2, [text("figure.lookup", lang)], "#8A5A00"
+        if m.kind == "processor.answer":
+            outcome = info["outcome"]
+            if outcome == "captured":
+                if info["replayed"]:
+                    return 1, [f"{text('event.replay', lang)} {info['capture']}", info["capture"]], "#8A5A00"
+                return None
+            word = {"declined": "figure.declined", "in_use": "figure.in_use", "not_found": "figure.not_found",
+                    "timeout": "event.timeout"}[outcome]
+            return 1, [text(word, lang)], "#8A5A00"
+        return None
+
+    def nudge_for(self, t0: float, y0: float, t1: float, y1: float) -> float:
+        """Pixels to move a message right so that it does not lie on top of an earlier one: two messages that
+        leave and arrive within a few pixels of each other, over common lanes, would look like one."""
+        a, b = self.to_px(t0, y0), self.to_px(t1, y1)
+        lo, hi = min(a[1], b[1]), max(a[1], b[1])
+        nudge = 0.0
+        while any(abs(a[0] + nudge - v[0]) < 4 and abs(b[0] + nudge - v[1]) < 4 and min(hi, v[3]) - max(lo, v[2]) > 2
+                  for v in self._vertical):
+            nudge += 6.0
+        self._vertical.append((a[0] + nudge, b[0] + nudge, lo, hi))
+        return nudge
+
+    def draw_mark(self, mark: spacetime.Mark) -> None:
+        lang = self.canvas.lang
+        ax = self.ax
+        if mark.kind == "restart":
+            if not self.api_lanes:
+                return
+            top, bottom = self.y[self.api_lanes[0]] + 0.38, self.y[self.api_lanes[-1]] - 0.38
+            ax.plot([mark.t, mark.t], [bottom, top], color=GREEN, lw=2, zorder=3)
+            self.labels.append(_Label([text("event.restart", lang)], [(mark.t, top), (mark.t, bottom)], 1,
+                                      color=OUTCOME_TEXT["ok"], weight="bold", radius=2,
+                                      prefer=("above-right", "below-right", "right"),
+                                      own=(*self.to_px(mark.t, bottom), *self.to_px(mark.t, top))))
+            return
+        y = self.y.get(mark.lane)
+        if y is None:
+            return
+        at = (mark.t, y)
+        if mark.kind == "statement":
+            error = mark.info["error"] is not None
+            ax.plot(*zip(at), marker="|", markersize=9, markeredgewidth=1.3 if not error else 2,
+                    color=GREY if not error else VERMILLION, ls="none", zorder=3)
+        elif mark.kind == "charge":
+            committed = mark.info["committed"]
+            writer = self.y.get(mark.info["writer"])
+            if writer is not None:
+                ax.plot([mark.t, mark.t], [writer, y], color=BLUE, lw=0.9, ls=":", zorder=2.5)
+            ax.plot(*zip(at), marker="s", markersize=10, ls="none", zorder=5, markeredgecolor=BLACK,
+                    color=BLUE if committed else "white", markeredgewidth=1.2)
+            box = self.obstacle(mark.t, y, 11)
+            name = f"ch_{mark.info['id']}"
+            if committed:
+                variants = [text("figure.charge", lang, id=name), name]
+            else:
+                variants = [text("figure.rolled_back", lang, id=name), name]
+            self.mark_label(variants, at, 1 if committed else 3, box, color="#00466E", weight="bold",
+                            prefer=("above-right", "below-right", "above", "below"))
+        elif mark.kind == "capture":
+            ax.plot(*zip(at), marker="o", markersize=11, ls="none", zorder=5, color=ORANGE, markeredgecolor=BLACK,
+                    markeredgewidth=1.2)
+            box = self.obstacle(mark.t, y, 12)
+            cap = mark.info["id"]
+            self.mark_label([text("money.capture", lang, id=cap), cap], at, 1, box, color="#8A5A00",
+                            weight="bold", prefer=("below-right", "above-right", "below", "above"))
+        elif mark.kind == "crash":
+            ax.plot(*zip(at), marker="*", markersize=20, ls="none", zorder=6, color=VERMILLION,
+                    markeredgecolor=BLACK, markeredgewidth=0.8)
+            box = self.obstacle(mark.t, y, 18)
+            self.mark_label([text("event.crash", lang)], at, 0, box, color=OUTCOME_TEXT["fail"], weight="bold",
+                            prefer=("above-right", "right", "above"))
+        elif mark.kind == "died":
+            ax.plot(*zip(at), marker="|", markersize=14, markeredgewidth=3, color=VERMILLION, ls="none", zorder=5)
+            self.obstacle(mark.t, y, 12)
+        elif mark.kind == "outcome":
+            outcome = mark.info["outcome"]
+            ax.plot(*zip(at), marker=OUTCOME_MARKER[outcome], markersize=10, ls="none", zorder=6,
+                    color=OUTCOME_COLOR[outcome], markeredgecolor=BLACK, markeredgewidth=1.0)
+            box = self.obstacle(mark.t, y, 11)
+            word = text(f"outcome.{outcome}", lang)
+            variants = [f"{word} ({text('event.timeout', lang)})", word] if mark.info["status"] is None else [word]
+            self.mark_label(variants, at, 0, box, color=OUTCOME_TEXT[outcome], weight="bold",
+                            prefer=("above", "above-right", "above-left"))
+        elif mark.kind == "timeout":
+            ax.plot(*zip(at), marker="D", markersize=7, ls="none", zorder=5, color="white", markeredgecolor=ORANGE,
+                    markeredgewidth=1.6)
+            box = self.obstacle(mark.t, y, 8)
+            self.mark_label([text("event.timeout", lang)], at, 1, box, color="#8A5A00")
+        elif mark.kind == "refused":
+            self.mark_label([text("figure.refused", lang)], at, 1, None, color="#555555")
+        elif mark.kind == "state":
+            after = mark.info["after"]
+            resource = _resource(mark.info["resource"], lang)
+            words = (text("figure.deleted", lang, resource=resource) if after is None else
+                     text("figure.state", lang, resource=resource, value=_state_value(after)))
+            ax.plot(*zip(at), marker="o", markersize=5, ls="none", color="#555555", zorder=4)
+            self.mark_label([words], at, 3, None, color="#555555", prefer=("below-right", "above-right"))
+        elif mark.kind in ("finish", "release"):
+            ax.plot(*zip(at), marker="P", markersize=9, ls="none", color=GREEN, markeredgecolor=BLACK, zorder=5)
+            box = self.obstacle(mark.t, y, 10)
+            words = (text("figure.finish", lang, status=_status(mark.info["status"], lang)) if mark.kind == "finish"
+                     else text("figure.release", lang))
+            self.mark_label([words], at, 1, box, color="#005F46")
+        elif mark.kind == "give_up":
+            self.mark_label([text("figure.give_up", lang)], at, 3, None, color=OUTCOME_TEXT["fail"],
+                            prefer=("below-right", "below"))
+
+    # labels --------------------------------------------------------------------------------------------------
+    def place_labels(self) -> None:
+        """Place every label (see `idemsim.views.placement`) and draw those that fit."""
+        from matplotlib.lines import Line2D
+        from matplotlib.text import Text
+
+        canvas = self.canvas
+        bbox = self.ax.get_window_extent(canvas.renderer)
+        bounds = (bbox.x0 + 2, bbox.y0 + 2, bbox.x1 - 2, bbox.y1 - 2)
+        requests = []
+        for label in self.labels:
+            sizes = [canvas.measure(v, LABEL_SIZE, label.weight) for v in label.variants]
+            anchors = [self.to_px(t, y, label.nudge) for t, y in label.anchors]
+            requests.append(placement.Label(label.variants, sizes, anchors, label.priority, label.shape,
+                                            label.radius, label.prefer, label.rings, label.own))
+        lines = [(bbox.x0, y, bbox.x1, y) for y in (self.to_px(0, self.y[lane.actor])[1]
+                                                     for lane in self.diagram.lanes)]
+        placed = placement.place(requests, self.obstacles, self.arrows, bounds, lines=lines)
+        inverse = self.ax.transData.inverted()
+        for label, p in zip(self.labels, placed):
+            if p is None:
+                continue
+            x, y = inverse.transform((p.anchor[0] + p.offset[0], p.anchor[1] + p.offset[1]))
+            self.ax.add_artist(Text(x, y, p.text, fontproperties=canvas.font(LABEL_SIZE, label.weight),
+                                    color=label.color, ha=p.ha, va=p.va, zorder=7, clip_on=False,
+                                    bbox=dict(boxstyle="square,pad=0.08", facecolor="white", edgecolor="none",
+                                              alpha=0.82)))
+            if p.leader:
+                box = p.box
+                tx = min(max(p.anchor[0], box[0]), box[2])
+                ty = min(max(p.anchor[1], box[1]), box[3])
+                a = inverse.transform(p.anchor)
+                b = inverse.transform((tx, ty))
+                self.ax.add_line(Line2D([a[0], b[0]], [a[1], b[1]], color=GREY, lw=0.8, zorder=6.5))

@@ -1,0 +1,59 @@
+"""A run as HTML, for Jupyter: the figure embedded as an image, the summary, and the timeline as a table.
+
+`run_html` is what `idemsim.simulation.Run._repr_html_` returns, so that a `Run` left as the last expression of a
+notebook cell shows itself (a bare matplotlib Figure shows only as text in a fresh kernel). Every text taken
+from the run is escaped; the figure is a PNG inlined as base64, so the page needs no file beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+
+from .timeline import describe, endpoints
+
+
+def figure_png(figure) -> bytes:
+    """A figure as PNG bytes."""
+    out = io.BytesIO()
+    figure.savefig(out, format="png", dpi=100, metadata={"Software": None})
+    return out.getvalue()
+
+
+def run_html(run, lang: str = "en", max_rows: int = 400) -> str:
+    """The figure (or, for a load, its attempts per second), the summary and the timeline (cut at ``max_rows``
+    events, saying so)."""
+    from .figure import run_figure
+    from .terminal import is_load
+
+    if is_load(run):
+        from .sweep_plot import attempts_figure
+
+        figure = attempts_figure(run, lang)
+    else:
+        figure = run_figure(run, lang)
+    image = base64.b64encode(figure_png(figure)).decode("ascii")
+    s = run.summary
+    e = html.escape
+    summary = [("charges recorded", s["charges"]), ("money captured", s["captures"]),
+               ("verdict", s["verdict"]),
+               ("properties", "all hold" if not s["violations"] else
+                "; ".join(f"{v['property']}: {v['message']}" for v in s["violations"])),
+               ("seed", run.seed)]
+    rows = []
+    for event in list(run.trace)[:max_rows]:
+        src, dst = endpoints(event)
+        who = f"{src} → {dst}" if dst else src
+        rows.append(f"<tr><td style='text-align:right'>{event.t:.3f}</td><td>{e(who)}</td>"
+                    f"<td style='text-align:left'>{e(describe(event, short=True))}</td></tr>")
+    more = len(run.trace) - max_rows
+    if more > 0:
+        rows.append(f"<tr><td></td><td></td><td style='text-align:left'>… {more} more events "
+                    f"(run.trace has them all)</td></tr>")
+    return (f"<div class='idemsim-run'><h4>{e(run.name)} — design {e(run.design)} — seed {run.seed}</h4>"
+            f"<img alt='{e(run.name)}' style='max-width:100%' src='data:image/png;base64,{image}'/>"
+            "<table>" + "".join(f"<tr><th style='text-align:left'>{e(str(k))}</th>"
+                                f"<td style='text-align:left'>{e(str(v))}</td></tr>" for k, v in summary) +
+            "</table><details><summary>timeline</summary><table><tr><th>time (s)</th><th>from → to</th>"
+            "<th>what happened</th></tr>" + "".join(rows) + "</table></details></div>")

@@ -1,0 +1,191 @@
+"""The matplotlib figures (`idemsim.views.figure`): what they show, that labels never overlap, and `save`."""
+
+import functools
+import itertools
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from idemsim.db.engine import OPS
+from idemsim.errors import InputError
+from idemsim.properties import committed_charges
+from idemsim.scenario import builtin_names, load, runs
+from idemsim.simulation import simulate
+from idemsim.views import figure
+from idemsim.views.spacetime import diagram
+
+RECOVERY_POINTS_READY = "claim_key" in OPS
+"""The recovery-points design needs DB statements from another branch; its stories are skipped until then."""
+
+STORIES = [(name, story.variant) for name in builtin_names() for story in runs(load(name))]
+
+
+@functools.lru_cache(maxsize=None)
+def story_run(name: str, variant: str | None, design: str | None = None):
+    """One run of a shipped story (under its own design unless given), shared by the tests."""
+    story = next(s for s in runs(load(name)) if s.variant == variant)
+    if (design or story.design) == "recovery-points" and not RECOVERY_POINTS_READY:
+        pytest.skip("recovery-points awaits the DB statements of the db-recovery-ops branch")
+    return simulate(story, design)
+
+
+def svg_of(fig, tmp_path, name="figure.svg") -> str:
+    return figure.save(fig, tmp_path / name).read_text(encoding="utf-8")
+
+
+def text_boxes(fig):
+    """(text, window extent) of every visible, non-empty text of a drawn figure."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text()]
+
+
+def overlapping(fig) -> list[tuple[str, str]]:
+    """Pairs of texts whose boxes share interior (touching is allowed)."""
+    return [(s, u) for (s, a), (u, b) in itertools.combinations(text_boxes(fig), 2)
+            if a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1]
+
+
+class TestWhatTheFigureShows:
+    def test_lost_response_shows_the_statuses_the_loss_and_the_lanes(self, tmp_path):
+        """The SVG of lost-response holds the 201s, the lost marker's word and every lane's name."""
+        svg = svg_of(figure.run_figure(story_run("lost-response", None)), tmp_path)
+        for label in ("201", "201 replayed", "lost", "client", "API #1", "API #2", "DB", "processor",
+                      "charge ch_1", "capture cap_1", "unknown (timeout)", "all 7 properties hold"):
+            assert label in svg, label
+
+    def test_same_tx_wait_labels_the_wait_with_its_length(self, tmp_path):
+        """same-tx-wait's SVG labels the wait on the unique index ``4.0 s``."""
+        assert "4.0 s" in svg_of(figure.run_figure(story_run("same-tx-wait", None)), tmp_path)
+
+    def test_the_title_names_the_story_the_design_and_the_seed(self):
+        """The title reads scenario/variant, design and seed."""
+        texts = [s for s, _ in text_boxes(figure.run_figure(story_run("lost-response", "gateway-504")))]
+        assert "lost-response/gateway-504 — design same-tx — seed 1" in texts
+
+    def test_the_verdict_names_the_broken_properties(self):
+        """Under naive, lost-response's verdict says which properties broke and what the client saw."""
+        texts = [s for s, _ in text_boxes(figure.run_figure(story_run("lost-response", None, "naive")))]
+        assert "charges recorded 2" in texts
+        assert "client saw timeout, 201 → ok 201" in texts
+        assert any(s.startswith("broken: one charge row at most") for s in texts)
+
+    def test_a_crash_is_marked_and_the_api_restarts(self):
+        """crash-after-processor marks the crash, the restart and both captures."""
+        texts = {s for s, _ in text_boxes(figure.run_figure(story_run("crash-after-processor", None)))}
+        assert {"crash", "restart", "capture cap_1", "capture cap_2"} <= texts
+
+    def test_a_comparison_has_one_panel_per_design_on_one_time_axis(self):
+        """comparison_figure stacks one axes per run, all with the same time limits."""
+        fig = figure.comparison_figure([story_run("lost-response", None, d) for d in ("naive", "same-tx")])
+        assert len(fig.axes) == 2
+        assert fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
+        texts = [s for s, _ in text_boxes(fig)]
+        assert "naive" in texts and "same-tx" in texts
+
+
+class TestChargeMarks:
+    @pytest.mark.parametrize("name,variant", STORIES)
+    def test_the_charge_marks_are_the_committed_charges(self, name, variant):
+        """The diagram marks exactly the charge rows the run committed."""
+        run = story_run(name, variant)
+        charges = [m for m in diagram(run.trace).marks if m.kind == "charge" and m.info["committed"]]
+        assert sorted(m.info["id"] for m in charges) == [c["id"] for c in committed_charges(run)]
+
+
+class TestNoOverlap:
+    @pytest.mark.parametrize("name,variant", STORIES)
+    def test_no_two_texts_overlap(self, name, variant):
+        """No two visible texts of a story's figure (under its own design) overlap."""
+        assert overlapping(figure.run_figure(story_run(name, variant))) == []
+
+    def test_no_two_texts_of_a_comparison_overlap(self):
+        """No two visible texts of lost-response's comparison overlap."""
+        designs = ("naive", "check-then-insert", "same-tx", "committed-first", "split-tx")
+        assert overlapping(figure.comparison_figure([story_run("lost-response", "gateway-504", d)
+                                                     for d in designs])) == []
+
+    def test_the_figure_is_1280_by_720_at_100_dpi(self):
+        """A figure with few lanes is 12.8 × 7.2 inches at 100 dpi."""
+        fig = figure.run_figure(story_run("lost-response", None))
+        assert (tuple(fig.get_size_inches()), fig.dpi) == ((12.8, 7.2), 100)
+
+
+class TestDeterminism:
+    def test_the_same_seed_gives_byte_identical_svg(self, tmp_path):
+        """Two separate runs of the same story and seed give byte-identical SVG files."""
+        story = load("same-tx-wait")
+        first = figure.save(figure.run_figure(simulate(story)), tmp_path / "a.svg").read_bytes()
+        second = figure.save(figure.run_figure(simulate(story)), tmp_path / "b.svg").read_bytes()
+        assert first == second
+
+
+class TestJapanese:
+    def test_japanese_draws_every_glyph(self):
+        """With lang="ja" the figure draws in IPAexGothic without a single missing-glyph warning."""
+        from matplotlib.font_manager import findfont
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            fig = figure.run_figure(story_run("lost-response", None), lang="ja")
+            fig.canvas.draw()
+        texts = [s for s, _ in text_boxes(fig)]
+        assert {"クライアント", "決済 API #1", "失われる", "課金 ch_1"} <= set(texts)
+        assert findfont(fig.texts[0].get_fontproperties(), fallback_to_default=False).endswith("ipaexg.ttf")
+
+    def test_japanese_leaves_the_global_font_alone(self):
+        """Drawing in Japanese does not change matplotlib's global font family."""
+        import matplotlib
+
+        before = list(matplotlib.rcParams["font.family"])
+        figure.run_figure(story_run("lost-response", None), lang="ja")
+        assert list(matplotlib.rcParams["font.family"]) == before
+
+
+class TestSave:
+    def test_an_unknown_extension_is_refused_and_nothing_is_written(self, tmp_path):
+        """save refuses .jpg with a one-line InputError naming the allowed extensions, and writes nothing."""
+        fig = figure.run_figure(story_run("lost-response", None))
+        with pytest.raises(InputError) as error:
+            figure.save(fig, tmp_path / "figure.jpg")
+        message = str(error.value)
+        assert "\n" not in message and all(ext in message for ext in (".png", ".svg", ".pdf"))
+        assert list(tmp_path.iterdir()) == []
+
+    def test_each_format_is_written_by_its_extension(self, tmp_path):
+        """save writes PNG, SVG and PDF, each by its extension, and leaves no temporary file."""
+        fig = figure.run_figure(story_run("lost-response", None))
+        starts = {"png": b"\x89PNG", "svg": b"<?xml", "pdf": b"%PDF"}
+        for ext, start in starts.items():
+            assert figure.save(fig, tmp_path / f"figure.{ext}").read_bytes().startswith(start)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["figure.pdf", "figure.png", "figure.svg"]
+
+    def test_a_failed_write_leaves_the_old_file_whole(self, tmp_path, monkeypatch):
+        """When drawing fails halfway, the file already there is untouched and no temporary file remains."""
+        fig = figure.run_figure(story_run("lost-response", None))
+        target = tmp_path / "figure.svg"
+        target.write_text("the old figure")
+
+        def broken_savefig(out, **kwargs):
+            out.write(b"<?xml half a figure")
+            raise RuntimeError("disk full")
+
+        monkeypatch.setattr(fig, "savefig", broken_savefig)
+        with pytest.raises(RuntimeError):
+            figure.save(fig, target)
+        assert target.read_text() == "the old figure"
+        assert [p.name for p in tmp_path.iterdir()] == ["figure.svg"]
+
+
+class TestImports:
+    def test_importing_the_module_imports_no_matplotlib(self):
+        """Importing idemsim.views.figure leaves matplotlib unimported until a function is called."""
+        code = ("import sys, idemsim.views.figure, idemsim.cli; "
+                "assert 'matplotlib' not in sys.modules, sorted(m for m in sys.modules if 'matplotlib' in m)")
+        subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
