@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from .api import ApiConfig
