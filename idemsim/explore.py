@@ -83,7 +83,7 @@ def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAUL
     design = resolve_design(design)
     raw = apply_sets(base_raw(design, seed), sets or [])
     raw["design"], raw["seed"] = design, seed
-    scenario = validate(raw, "explore --set", max_time=max_time)
+    scenario = validate(raw, "explore", max_time=max_time, sets=sets)
     _check_saveable(scenario)
     return scenario
 

@@ -351,14 +351,18 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def validate(raw: dict[str, Any], source: str, *, max_time: float | None = None) -> Scenario:
+def validate(raw: dict[str, Any], source: str, *, max_time: float | None = None, sets: list[str] | None = None,
+             variant: str | None = None) -> Scenario:
     """``raw`` as a `Scenario`, every time checked against ``max_time`` (default: the usual bound), or one
-    `InputError` line naming ``source``, the field, the value and what is allowed."""
+    `InputError` line naming ``source`` (and the ``--set`` among ``sets`` that gave the bad field, read as the
+    variant ``variant`` sees it), the field, the value and what is allowed."""
     check_document(raw, source)
     try:
         scenario = Scenario.model_validate(raw, context=None if max_time is None else {"max_time": max_time})
     except ValidationError as e:
-        raise InputError(f"{source}: {describe_error(e)}") from None
+        culprit = _culprit(e, sets or [], variant)
+        where = f"{source}, --set {shown(culprit)}" if culprit else source
+        raise InputError(f"{where}: {describe_error(e)}") from None
     scenario._raw, scenario._source, scenario._max_time = raw, source, max_time
     return scenario
 
@@ -394,6 +398,24 @@ def describe_error(e: ValidationError) -> str:
     if err["type"] in _SAYS_ITS_VALUE:
         return f"field {shown(field)}: {message}"
     return f"field {shown(field)}: {message} (got {shown(err.get('input'))})"
+
+
+def _culprit(e: ValidationError, sets: list[str], variant: str | None) -> str | None:
+    """The last of ``sets`` that set the first error's field, or a table holding it, or a field inside it."""
+    err = e.errors()[0]
+    at = (err.get("ctx") or {}).get("at")
+    field = at.split(".") if at else _walk(err["loc"])[0] + (
+        [str(err["loc"][-1])] if err["type"] == "extra_forbidden" else [])
+    for assignment in reversed(sets):
+        path, _ = parse_set(assignment)
+        if path[0] == "variants":
+            if variant is None or len(path) < 3 or path[1] != variant:
+                continue
+            path = path[2:]
+        n = min(len(path), len(field))
+        if path[:n] == field[:n]:
+            return assignment
+    return None
 
 
 def _is_model(node: Any) -> bool:
@@ -470,7 +492,7 @@ def load(name_or_path: str, sets: list[str] | None = None, *, max_time: float | 
     source = f"scenario {name_or_path!r}" if builtin else label(path)
     raw = read_raw(path, source)
     raw.setdefault("name", path.stem)
-    scenario = validate(apply_sets(raw, sets or []), source, max_time=max_time)
+    scenario = validate(apply_sets(raw, sets or []), source, max_time=max_time, sets=sets)
     for name in scenario.variants:  # validate every variant now, so a bad one fails before anything runs
         variant(scenario, name, sets, source=source)
     return scenario
@@ -488,7 +510,8 @@ def variant(scenario: Scenario, name: str, sets: list[str] | None = None, *, sou
         raise InputError(f"{source}: field {shown(f'variants.{name}.variants')}: a variant cannot have variants")
     merged = apply_sets(deep_merge(base, over), sets or [], variants=False)
     merged["variant"] = name
-    return validate(merged, f"{source} (variant {shown(name)})", max_time=scenario._max_time)
+    return validate(merged, f"{source} (variant {shown(name)})", max_time=scenario._max_time, sets=sets,
+                    variant=name)
 
 
 def runs(scenario: Scenario, sets: list[str] | None = None) -> list[Scenario]:

@@ -33,6 +33,7 @@ from idemsim.client import ClientConfig, Operation
 from idemsim.errors import InputError
 from idemsim.faults import Crash, DelayMessage, Duplicate, LoseMessage
 from idemsim.network import Latency, Link
+from idemsim.printable import shown
 from idemsim.processor import ProcessorConfig
 from idemsim.readers import parse_toml
 from idemsim.scenario import Expectation, load, runs, validate
@@ -190,7 +191,7 @@ class TestValidation:
     def test_accepted_but_wrong_is_refused(self, cli, one_line, set_, says):
         """What the issue saw accepted although clearly invalid, given through --set: refused in one line."""
         line = one_line(cli("run", "lost-response", "--set", set_))
-        assert line.startswith("error: scenario 'lost-response': field '"), line
+        assert line.startswith(f"error: scenario 'lost-response', --set {shown(set_)}: field '"), line
         assert says in line, line
 
     @pytest.mark.parametrize("args,expected", [
