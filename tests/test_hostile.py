@@ -31,12 +31,12 @@ from idemsim import fields
 from idemsim.api import ApiConfig
 from idemsim.client import ClientConfig, Operation
 from idemsim.errors import InputError
-from idemsim.faults import Crash, DelayMessage, Duplicate, LoseMessage
+from idemsim.faults import Crash, DelayMessage, Duplicate, LoseMessage, Outage
 from idemsim.network import Latency, Link
 from idemsim.printable import shown
 from idemsim.processor import ProcessorConfig
 from idemsim.readers import parse_toml
-from idemsim.scenario import Expectation, load, runs, validate
+from idemsim.scenario import Arrivals, Expectation, load, runs, validate
 from idemsim.simulation import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -628,10 +628,13 @@ def documents(draw) -> dict[str, Any]:
         for model, needs in ((LoseMessage, {"kind": "lose", "message": "response"}),
                              (DelayMessage, {"kind": "delay", "message": "request", "seconds": 1.0}),
                              (Crash, {"kind": "crash", "point": "before_commit"}),
-                             (Duplicate, {"kind": "duplicate"})):
+                             (Duplicate, {"kind": "duplicate"}),
+                             (Outage, {"kind": "outage", "from": 0.5, "until": 1.5})):
             if draw(st.booleans()):
                 faults.append({**needs, **section(draw, model, hostile, skip=("kind", "message", "point"))})
         doc["faults"] = faults
+    if draw(st.booleans()):
+        doc["arrivals"] = section(draw, Arrivals, hostile, skip=("operation",))
     if draw(st.booleans()):
         doc["expect"] = {"same-tx": section(draw, Expectation, hostile)}
     if hostile and draw(st.booleans()):
