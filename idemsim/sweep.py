@@ -162,7 +162,8 @@ def _with_sets(scenario, assignments: list[str]):
 
     raw = {k: v for k, v in scenario._raw.items()}
     return validate(apply_sets(raw, assignments), f"{scenario._source or scenario.name} with "
-                                                  f"{' '.join('--set ' + a for a in assignments)}")
+                                                  f"{' '.join('--set ' + a for a in assignments)}",
+                    max_time=scenario._max_time)
 
 
 @dataclass
