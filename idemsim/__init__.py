@@ -10,7 +10,7 @@ What a notebook needs, and nothing more:
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "run", "load_scenario", "simulate", "DESIGNS"]
+__all__ = ["__version__", "run", "load_scenario", "simulate", "sweep", "register_design", "design", "DESIGNS"]
 
 
 def load_scenario(name_or_path: str, sets: list[str] | None = None):
@@ -33,7 +33,25 @@ def run(name_or_path: str, design: str | None = None, seed: int | None = None, s
     return simulate(load_scenario(name_or_path, sets), design, seed)
 
 
+def register_design(name: str, handler, **options):
+    """Make ``handler`` a design named ``name`` (see `idemsim.designs.register_design` and docs/designs.md)."""
+    from .designs import register_design as register
+
+    return register(name, handler, **options)
+
+
+def design(**options):
+    """Mark a handler function with how to register it (points, completer …); see docs/designs.md."""
+    from .designs import design as mark
+
+    return mark(**options)
+
+
 def __getattr__(name: str):
+    if name == "sweep":  # a module you can call: idemsim.sweep("loss", …), and idemsim.sweep.run(…)
+        import importlib
+
+        return importlib.import_module(".sweep", __name__)
     if name == "DESIGNS":
         from .designs import DESIGNS
 

@@ -23,62 +23,82 @@ when a run ends).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal
 
 import simpy
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from .designs import completer_period, recovery_lease
+from .errors import InputError
 from .faults import FaultPlan
+from .fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds
 from .http import Request, Response
 from .trace import Trace
 
 Isolation = Literal["read committed", "repeatable read", "serializable"]
 
 
-class ApiConfig(BaseModel):
+class ApiConfig(InputModel):
     """How the API is built and how long its work takes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    charge_seconds: float = Field(0.2, ge=0, description="time the payment processor takes to capture; the "
-                                                          "handler holds its open transaction meanwhile")
+    charge_seconds: Seconds = Field(0.2, description="time the payment processor takes to capture; the "
+                                                     "handler holds its open transaction meanwhile")
     processor_key: Literal["none", "request-key"] = Field(
         "none", description="what the API gives the processor as its idempotency key: none (every call "
                             "captures) or the request's own key (the processor captures once per key)")
-    processor_timeout: float = Field(5.0, gt=0, description="seconds a handler waits for the processor's "
-                                                            "answer before it answers 503")
-    completer_every: float | Literal["off"] | None = Field(
+    processor_timeout: PositiveSeconds = Field(5.0, description="seconds a handler waits for the processor's "
+                                                                "answer before it answers 503")
+    completer_every: Period | Literal["off"] | None = Field(
         None, description="recovery-points: how often the completer resumes abandoned keys (default 1 s; "
                           "off: no completer)")
     isolation: Isolation = Field("read committed", description="isolation level of the API's transactions")
     fingerprint_check: bool = Field(True, description="same key, different body -> 422")
-    ttl: float | None = Field(86400.0, gt=0, description='retention of key records, seconds, or "forever"')
-    reap_every: float = Field(60.0, gt=0, description="how often the retention reaper runs")
+    ttl: PositiveSeconds | None = Field(86400.0, description='retention of key records, seconds, or "forever"')
+    reap_every: Period = Field(60.0, description="how often the retention reaper runs")
     missing_key: Literal["reject", "process"] = Field("reject", description="no key: 400, or process "
                                                                                "without protection")
     replay_errors: bool = Field(True, description="store and replay error answers (a 500), or store only 2xx")
-    lease: float | None = Field(None, gt=0, description="committed-first: an in_progress record older than "
-                                                         "this is returned to absent (none = no recovery); "
-                                                         "recovery-points: how long a claim on a key holds "
-                                                         "(default 10 s)")
+    lease: Period | None = Field(None, description="committed-first: an in_progress record older than this is "
+                                                   "returned to absent (none = no recovery); recovery-points: "
+                                                   "how long a claim on a key holds (default 10 s)")
     order: Literal["key-first", "charge-first"] = Field("key-first", description="split-tx: which commits first")
     unique: bool | None = Field(None, description="unique constraint on the key (default: every design but "
                                                    "check-then-insert)")
-    gateway_timeout: float | None = Field(None, gt=0, description="a gateway answers 504 after this long")
-    pool_size: int | None = Field(None, ge=1, description="database connections the handlers share; a request "
-                                                          "waits for a free one (none: unlimited)")
-    balance: int = Field(500, description="starting balance for /balance")
-    items: dict[str, Any] = Field(default_factory=dict, description="starting items for /items/{id}")
+    gateway_timeout: PositiveSeconds | None = Field(None, description="a gateway answers 504 after this long")
+    pool_size: Annotated[Integer, Field(ge=1)] | None = Field(
+        None, description="database connections the handlers share; a request waits for a free one (none: "
+                          "unlimited)")
+    balance: Amount = Field(500, description="starting balance for /balance")
+    items: JsonObject = Field(default_factory=dict, description="starting items for /items/{id}")
 
     @field_validator("ttl", mode="before")
     @classmethod
     def _forever(cls, value: Any) -> Any:
-        return None if value == "forever" else value
+        """``"forever"`` is no retention limit; any other text is refused with what is allowed."""
+        if isinstance(value, str):
+            if value == "forever":
+                return None
+            raise PydanticCustomError("ttl", 'Input should be a number of seconds or "forever"')
+        return value
+
+
+MAX_STATEMENTS = 10_000
+"""Statements one handler may send: far more than any design needs, far fewer than a loop would."""
 
 
 class ApiCrashed(Exception):
     """Raised inside a handler whose process has died."""
+
+
+class DesignError(InputError):
+    """A user's design misbehaved (raised, sent an unknown statement, answered with something else): one line
+    naming the design, the request, the statement and the simulated time."""
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 class Handler:
@@ -95,9 +115,36 @@ class Handler:
         """The process incarnation this handler belongs to; a crash makes it stale."""
         self.in_statement = False
         """True while a statement runs (or waits for a lock) on the connection."""
+        self.last_statement: str | None = None
+        """The last statement the handler sent (named in a custom design's error)."""
+        self.statements = 0
+        """Statements sent so far: a handler that sends more than `MAX_STATEMENTS` is stopped."""
+
+    @property
+    def key(self) -> str | None:
+        """The request's idempotency key, or None."""
+        return self.request.key
+
+    @property
+    def fingerprint(self) -> str:
+        """The request body's fingerprint (a short hash): the same body always gives the same one."""
+        from .http import fingerprint
+
+        return fingerprint(self.request.body)
+
+    @property
+    def amount(self) -> Any:
+        """The body's ``amount`` (0 when there is none)."""
+        return (self.request.body or {}).get("amount", 0)
 
     def sql(self, op: str, **fields: Any):
         """Run one statement (see `idemsim.db.engine`); returns its `Result`."""
+        self.last_statement = op
+        self.statements += 1
+        if self.statements > MAX_STATEMENTS:
+            raise DesignError(f"design {self.api.design!r}: the handler of request {self.request.id} sent more "
+                              f"than {MAX_STATEMENTS} statements (a loop that never answers?) at "
+                              f"{self.env.now:.3f} s")
         self._alive()
         self.in_statement = True
         result = yield from self.conn.execute(op, **fields)
@@ -186,7 +233,9 @@ class Api:
         self.processor = processor
         """The payment processor (`idemsim.processor.Processor`), a party of its own."""
         self.design = design
-        self.handle_charge = DESIGNS[design].handler
+        self.design_spec = DESIGNS[design]
+        """The `idemsim.designs.Design` this API is built to."""
+        self.handle_charge = self.design_spec.handler
         self.config = config
         self.plan = plan
         self.trace = trace
@@ -211,7 +260,7 @@ class Api:
         if config.lease is not None and design == "committed-first":
             env.process(self._recovery())
             self.daemons.append("recovery")
-        if design == "recovery-points" and completer_period(config) is not None:
+        if self.design_spec.completer is not None and completer_period(config) is not None:
             env.process(self._completer())
             self.daemons.append("completer")
 
@@ -282,6 +331,24 @@ class Api:
                           status=503)
         respond(Response(503, {"error": "service unavailable"}), "gateway")
 
+    def _custom(self, spec, work, who: str, handler):
+        """Run a user's design code (a handler, a completer): whatever it raises becomes one clear line naming
+        the design, the request, the last statement and the simulated time, not a traceback from the model."""
+        import inspect
+
+        if not inspect.isgenerator(work):
+            return work  # a plain function that answers without waiting
+        try:
+            return (yield from work)
+        except (ApiCrashed, DesignError):
+            raise
+        except Exception as error:  # the user's code failed: report it as their input, exit 2
+            where = f"request {handler.request.id}" if handler is not None else who
+            last = getattr(handler, "last_statement", None)
+            after = f", at statement {last!r}" if last else ""
+            raise DesignError(f"design {spec.name!r} failed in {where}{after} at {self.env.now:.3f} s: "
+                              f"{type(error).__name__}: {_shorten(str(error))}") from None
+
     def _gateway(self, request: Request, respond, answered: dict):
         yield self.env.timeout(self.config.gateway_timeout)
         if answered.get("done"):
@@ -296,7 +363,19 @@ class Api:
     def _route(self, h: Handler):
         r = h.request
         if r.path == "/charges" and r.method == "POST":
-            return (yield from self.handle_charge(h))
+            spec = self.design_spec
+            if not spec.custom:
+                return (yield from self.handle_charge(h))
+            if spec.keyed and r.key is None:
+                from .designs import _missing_key
+
+                return (yield from _missing_key(h))
+            response = yield from self._custom(spec, self.handle_charge(h), h.name, h)
+            if not isinstance(response, Response):
+                raise DesignError(f"design {spec.name!r}: the handler of request {r.id} returned "
+                                  f"{_shorten(repr(response))}, not an idemsim.http.Response, at "
+                                  f"{self.env.now:.3f} s")
+            return response
         return (yield from self._resource(h))
 
     # -- the article's other examples: a balance and items -----------------------------------------------
@@ -307,14 +386,14 @@ class Api:
         if r.path == "/balance":
             before = self.balance
             if r.method == "PUT":
-                self.balance = int(body["value"])
+                self.balance = body["value"]  # an integer: `idemsim.client.Operation` checked it
             elif r.method not in ("GET", "HEAD"):
                 return Response(405, {"error": "method not allowed"})
             self._changed(h, "balance", before, self.balance)
             return Response(200, {"balance": self.balance} if r.method != "HEAD" else None)
         if r.path == "/balance/decrement" and r.method == "POST":
             before = self.balance
-            self.balance -= int(body.get("amount", 0))
+            self.balance -= body["amount"]  # an integer: `idemsim.client.Operation` checked it
             self._changed(h, "balance", before, self.balance)
             return Response(200, {"balance": self.balance})
         m = re.fullmatch(r"/items/([^/]+)", r.path)
@@ -393,17 +472,17 @@ class Api:
             yield from conn.execute("delete_expired")
 
     def _completer(self):
-        """recovery-points: every period, resume each key whose claim is older than the lease."""
-        from .designs import complete_abandoned
-
+        """Every period, run the design's completer on each key it calls abandoned (recovery-points: in
+        progress, its claim older than the lease)."""
+        spec = self.design_spec
         worker = Worker(self, "completer")
-        lease, every = recovery_lease(self.config), completer_period(self.config)
+        every = completer_period(self.config)
         while True:
             yield self.env.timeout(every)
             for row in self.db.committed_keys():
-                if row["status"] == "in_progress" and (row.get("locked_at") is None
-                                                       or row["locked_at"] < self.env.now - lease):
-                    yield from complete_abandoned(worker, row["key"])
+                if spec.abandoned(row, self.env.now, self.config):
+                    yield from self._custom(spec, spec.completer(worker, row["key"]), "completer", None) \
+                        if spec.custom else spec.completer(worker, row["key"])
 
     def _recovery(self):
         """Returns ``in_progress`` records older than the lease to absent."""

@@ -80,8 +80,9 @@ def option_differences(story: Scenario, other: Scenario) -> dict[str, Any] | Non
 
 
 def compare(scenario: Scenario, variant: str | None = None, seed: int | None = None,
-            sets: list[str] | None = None) -> Comparison:
-    """Run story ``variant`` (None: the main story) of ``scenario`` under every design, plus option sets."""
+            sets: list[str] | None = None, designs: list[str] | None = None) -> Comparison:
+    """Run story ``variant`` (None: the main story) of ``scenario`` under every design (or ``designs``), plus
+    option sets."""
     from .simulation import simulate
 
     if variant is not None:
@@ -90,7 +91,7 @@ def compare(scenario: Scenario, variant: str | None = None, seed: int | None = N
     story = next(s for s in stories if s.variant == variant)
     siblings = [(other, diff) for other in stories if other is not story
                 for diff in [option_differences(story, other)] if diff is not None]
-    designs = story.compare or list(DESIGNS)
+    designs = designs or story.compare or list(DESIGNS)
     result = Comparison(scenario.name, story.variant, story.seed if seed is None else seed)
     for design in designs:
         result.runs.append(simulate(story, design, seed))

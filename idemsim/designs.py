@@ -33,6 +33,7 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
+from .errors import InputError
 from .http import Response, fingerprint
 
 RETRYABLE_DB_ERRORS = {"40001": "serialization failure", "40P01": "deadlock detected",
@@ -416,20 +417,127 @@ def complete_abandoned(w, key: str):
 
 @dataclass(frozen=True)
 class Design:
-    """A design: its name, its handler for ``POST /charges``, and whether it uses the key at all."""
+    """A design: its name, its handler for ``POST /charges``, and what else the simulation needs of it.
+
+    ``handler(h)`` is a generator function run on a `idemsim.api.Handler` that returns the `Response`;
+    ``keyed`` designs get the missing-key policy for a request without a key; ``points`` are the crash points
+    it declares (``crash`` faults may name them); ``completer(w, key)``, if any, is run by a background
+    process on every key ``abandoned(row, now, config)`` says was left behind (see `register_design`).
+    """
 
     name: str
     handler: Callable
     summary: str
     keyed: bool = True
+    points: tuple[str, ...] = ()
+    completer: Callable | None = None
+    abandoned: Callable | None = None
+    custom: bool = False
+    """True for a design registered by a user: its misbehaviour is reported as bad input, not a bug."""
 
+
+def _recovery_abandoned(row: dict, now: float, config) -> bool:
+    """recovery-points: a key is abandoned when in progress and its claim is older than the lease."""
+    return row["status"] == "in_progress" and (row.get("locked_at") is None
+                                               or row["locked_at"] < now - recovery_lease(config))
+
+
+def _older_than_the_lease(row: dict, now: float, config) -> bool:
+    """A custom design's default: a key in progress for longer than the lease (10 s unless ``api.lease``)."""
+    return row["status"] == "in_progress" and row["created_at"] < now - recovery_lease(config)
+
+
+SHIPPED_POINTS = ("after_key", "after_processor", "after_charge", "before_response_stored", "before_commit")
 
 DESIGNS: dict[str, Design] = {d.name: d for d in (
-    Design("naive", naive, "no key, no duplicate detection", keyed=False),
-    Design("check-then-insert", check_then_insert, "look for the key, insert if absent, no unique constraint"),
-    Design("same-tx", same_tx, "unique key + charge + stored response in one transaction (the article's)"),
-    Design("committed-first", committed_first, "key committed as in_progress first; duplicates get 409"),
-    Design("split-tx", split_tx, "key and charge in separate transactions, no status"),
+    Design("naive", naive, "no key, no duplicate detection", keyed=False,
+           points=("after_processor", "after_charge")),
+    Design("check-then-insert", check_then_insert, "look for the key, insert if absent, no unique constraint",
+           points=SHIPPED_POINTS),
+    Design("same-tx", same_tx, "unique key + charge + stored response in one transaction (the article's)",
+           points=SHIPPED_POINTS),
+    Design("committed-first", committed_first, "key committed as in_progress first; duplicates get 409",
+           points=SHIPPED_POINTS),
+    Design("split-tx", split_tx, "key and charge in separate transactions, no status", points=SHIPPED_POINTS),
     Design("recovery-points", recovery_points, "atomic phases with recovery points, the processor's own key "
-                                               "and a completer (Stripe's)"),
+                                               "and a completer (Stripe's)", points=SHIPPED_POINTS,
+           completer=complete_abandoned, abandoned=_recovery_abandoned),
 )}
+"""Every design by name: the six shipped ones, then any registered with `register_design` or named by file."""
+
+SHIPPED = tuple(DESIGNS)
+
+
+def register_design(name: str, handler: Callable, *, summary: str = "", keyed: bool = True,
+                    points: tuple[str, ...] = SHIPPED_POINTS, completer: Callable | None = None,
+                    abandoned: Callable | None = None) -> Design:
+    """Make ``handler`` a design named ``name``, for `idemsim.simulate`, ``--design`` and ``[expect.NAME]``.
+
+    ``handler(h)`` receives the `idemsim.api.Handler` of one ``POST /charges`` and returns its
+    `idemsim.http.Response`; it may ``yield from h.sql(statement, **fields)`` (the statements of
+    ``docs/designs.md``), ``yield from h.capture(amount, key)`` (the payment processor), ``h.point(name)`` at the
+    crash points it declares in ``points``, and read ``h.request``, ``h.key``, ``h.fingerprint``, ``h.amount``
+    and ``h.config``. A ``completer(w, key)`` generator, if given, is run every ``api.completer_every`` seconds
+    (1 s) on each key ``abandoned(row, now, config)`` says was left (default: in progress for longer than the
+    lease, 10 s unless ``api.lease``); ``w`` offers ``w.sql``, ``w.lookup(key)`` (what the processor did with
+    the key) and ``w.finished(key, response)`` / ``w.released(key, point)`` for the trace. Registering a
+    shipped design's name is refused; registering a name again replaces it.
+    """
+    if name in SHIPPED:
+        raise InputError(f"register_design({name!r}): a shipped design has that name")
+    if not callable(handler):
+        raise InputError(f"register_design({name!r}): the handler must be a function, got {type(handler).__name__}")
+    design = Design(name, handler, summary or (handler.__doc__ or "").strip().split("\n")[0] or name, keyed,
+                    tuple(points), completer, abandoned or (_older_than_the_lease if completer else None),
+                    custom=True)
+    DESIGNS[name] = design
+    return design
+
+
+def resolve_design(name: str) -> str:
+    """The registered name of ``name``: a known design, or ``path/to/file.py:function``, which is imported
+    (once) and registered under that very text, so that it reproduces. Anything else is an `InputError`."""
+    if name in DESIGNS:
+        return name
+    path, sep, function = name.rpartition(":")
+    if not sep or not path.endswith(".py") or not function:
+        raise InputError(f"unknown design {name!r}; valid designs: {', '.join(DESIGNS)} (or path/to/file.py:function)")
+    import importlib.util
+    from pathlib import Path
+
+    source = Path(path)
+    if not source.is_file():
+        raise InputError(f"--design {name}: no such file {path!r}")
+    module_name = f"idemsim_design_{abs(hash(str(source.resolve()))):x}"
+    spec = importlib.util.spec_from_file_location(module_name, source)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the user's file: report it, never a traceback from inside idemsim
+        raise InputError(f"--design {name}: importing {path} failed: {type(error).__name__}: {error}") from None
+    handler = getattr(module, function, None)
+    if handler is None or not callable(handler):
+        names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+                       and getattr(v, "__module__", None) == module_name)
+        raise InputError(f"--design {name}: {path} has no function {function!r}; it has: {', '.join(names)}")
+    register_design(name, handler, summary=getattr(handler, "summary", ""), keyed=getattr(handler, "keyed", True),
+                    points=tuple(getattr(handler, "points", SHIPPED_POINTS)),
+                    completer=getattr(handler, "completer", None), abandoned=getattr(handler, "abandoned", None))
+    return name
+
+
+def design(*, summary: str = "", keyed: bool = True, points: tuple[str, ...] = SHIPPED_POINTS,
+           completer: Callable | None = None, abandoned: Callable | None = None) -> Callable:
+    """A decorator that tells ``--design file.py:function`` how to register the function it names."""
+
+    def mark(handler: Callable) -> Callable:
+        handler.summary, handler.keyed, handler.points = summary, keyed, tuple(points)
+        handler.completer, handler.abandoned = completer, abandoned
+        return handler
+
+    return mark
+
+
+def known_points() -> set[str]:
+    """Every crash point some design declares."""
+    return {p for d in DESIGNS.values() for p in d.points}

@@ -81,14 +81,15 @@ the draw; shrinking still goes to the first). The target process is likewise one
 four times as often as each of the two duplicates' processes that may follow them."""
 
 
-def _fault(kind: str, op: int, attempt: int, detail: int, extra: int, ops: int, at: float | None):
+def _fault(kind: str, op: int, attempt: int, detail: int, extra: int, ops: int, at: float | None,
+           points: tuple[str, ...] = CRASH_POINTS):
     if kind == "lose":
         return LoseMessage(op=op, attempt=attempt, message=LOSABLE[detail % len(LOSABLE)])
     if kind == "delay":
         return DelayMessage(op=op, attempt=attempt, message=MESSAGES[detail % 2],
                             seconds=MESSAGE_DELAYS[extra % len(MESSAGE_DELAYS)])
     if kind == "crash":
-        return Crash(op=op, attempt=attempt, point=CRASH_POINTS[detail % len(CRASH_POINTS)],
+        return Crash(op=op, attempt=attempt, point=points[detail % len(points)],
                      restart_after=RESTART_DELAYS[extra % len(RESTART_DELAYS)])
     if kind == "processor_error":
         return ProcessorError(op=op, attempt=attempt)
@@ -96,7 +97,7 @@ def _fault(kind: str, op: int, attempt: int, detail: int, extra: int, ops: int, 
 
 
 @st.composite
-def one_fault(draw, ops: int = 1, attempts: int = 5):
+def one_fault(draw, ops: int = 1, attempts: int = 5, points: tuple[str, ...] = CRASH_POINTS):
     """One fault record of any kind.
 
     Every kind is drawn from the same five choices (kind, op, attempt, detail, extra), so that two faults that
@@ -114,12 +115,13 @@ def one_fault(draw, ops: int = 1, attempts: int = 5):
     at = None
     if kind == "duplicate" and detail == len(DUPLICATE_SLOTS):
         at = round(draw(st.floats(0.0, 10.0, allow_nan=False)), 3)
-    return _fault(kind, op, attempt, detail, extra, ops, at)
+    return _fault(kind, op, attempt, detail, extra, ops, at, points)
 
 
-def faults(max_faults: int = 5, ops: int = 1, attempts: int = 5) -> st.SearchStrategy[list]:
-    """A fault schedule of at most ``max_faults`` faults; shrinks towards no fault at all."""
-    return st.lists(one_fault(ops, attempts), max_size=max_faults)
+def faults(max_faults: int = 5, ops: int = 1, attempts: int = 5,
+           points: tuple[str, ...] = CRASH_POINTS) -> st.SearchStrategy[list]:
+    """A fault schedule of at most ``max_faults`` faults (crashes at ``points``); shrinks towards no fault."""
+    return st.lists(one_fault(ops, attempts, points), max_size=max_faults)
 
 
 # -- timings ----------------------------------------------------------------------------------------------------
@@ -144,8 +146,8 @@ def handler_times() -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({"charge_seconds": st.sampled_from(CHARGE_SECONDS)})
 
 
-def schedules(max_faults: int = 5, ops: int = 1) -> st.SearchStrategy[Schedule]:
+def schedules(max_faults: int = 5, ops: int = 1, points: tuple[str, ...] = CRASH_POINTS) -> st.SearchStrategy[Schedule]:
     """A whole run: faults first (so that fewer faults is always the simpler run), then the timings."""
     attempts = max(MAX_ATTEMPTS)
     return st.builds(lambda f, n, c, a: Schedule(tuple(f), n, c, a),
-                     faults(max_faults, ops, attempts), networks(), retry_timings(), handler_times())
+                     faults(max_faults, ops, attempts, points), networks(), retry_timings(), handler_times())

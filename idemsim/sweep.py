@@ -162,7 +162,8 @@ def _with_sets(scenario, assignments: list[str]):
 
     raw = {k: v for k, v in scenario._raw.items()}
     return validate(apply_sets(raw, assignments), f"{scenario._source or scenario.name} with "
-                                                  f"{' '.join('--set ' + a for a in assignments)}")
+                                                  f"{' '.join('--set ' + a for a in assignments)}",
+                    max_time=scenario._max_time)
 
 
 @dataclass
@@ -209,6 +210,16 @@ def run(spec: Sweep, executor: Executor | None = None,
     rows = [aggregate(design, point, measures) for (point, design, _, _), measures in zip(tasks, results)]
     return SweepResult(spec.scenario.name, spec.seeds, spec.base_seed, spec.axes, spec.designs, rows,
                        spec.scenario.title)
+
+
+def point_text(value: Any) -> str:
+    """A point's value where space is short (a table cell, a legend): a table, such as a retry budget, is
+    ``on``; None is ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return "on"
+    return str(value)
 
 
 def _parse_point(point: dict[str, str]) -> list[Any]:
@@ -359,3 +370,41 @@ class executor_for:
     def __exit__(self, *exc) -> None:
         for close in self._close:
             close()
+
+
+# -- from Python: idemsim.sweep(...) ------------------------------------------------------------------------------
+def sweep(scenario: str, vary: list[str] | None = None, designs: list[str] | None = None, seeds: int | None = None,
+          seed: int = 1, sets: list[str] | None = None, variant: str | None = None,
+          executor: Executor | None = None) -> SweepResult:
+    """Sweep a shipped sweep, a scenario's name or a file: ``vary`` as ``--vary`` takes them (default: the
+    scenario's ``[sweep]`` grid), on ``executor`` (any `concurrent.futures.Executor`; None runs here).
+
+    >>> import idemsim
+    >>> result = idemsim.sweep("loss", vary=["network.response.loss=0,0.5"], designs=["naive"], seeds=20)
+    >>> [row["double_charge"]["rate"] > 0 for row in result.rows]
+    [False, True]
+    """
+    from .designs import DESIGNS, resolve_design
+    from .scenario import load
+
+    loaded = load(scenario, sets)
+    config = loaded.sweep
+    axes = [parse_vary(v) for v in vary] if vary else axes_of(config.vary if config else {})
+    if not axes:
+        raise InputError(f"{scenario}: nothing to vary; give vary=['FIELD=V1,V2'] (the scenario has no [sweep] grid)")
+    names = [resolve_design(d) for d in designs] if designs else \
+        (list(config.designs) if config and config.designs else list(DESIGNS))
+    spec = Sweep(loaded, axes, names, seeds or (config.seeds if config else 100), seed, list(sets or []), variant)
+    return run(spec, executor)
+
+
+class _CallableModule(type(json)):
+    """This module, callable: ``idemsim.sweep(...)`` is `sweep`, and ``idemsim.sweep.run`` … stay reachable."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> SweepResult:
+        return sweep(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

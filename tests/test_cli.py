@@ -86,7 +86,7 @@ class TestBadInput:
         result = cli("run", "lost-response", "--design", "magic")
         assert result.exit_code == 2
         assert one_line(result) == ("error: unknown design 'magic'; valid designs: naive, check-then-insert, "
-                                      "same-tx, committed-first, split-tx, recovery-points")
+                                      "same-tx, committed-first, split-tx, recovery-points (or path/to/file.py:function)")
 
     def test_missing_file_is_one_line(self, cli, tmp_path, one_line):
         """A path to a file that does not exist is one line, exit 2."""

@@ -34,3 +34,11 @@ def test_the_package_docstring_runs():
     """The example in idemsim's docstring is executed and holds."""
     failures, _ = doctest.testmod(idemsim, raise_on_error=False)
     assert failures == 0
+
+
+def test_the_sweep_docstring_runs():
+    """The example of idemsim.sweep(...) runs and holds: a callable module with the sweep's functions."""
+    import idemsim.sweep
+
+    failures, attempted = doctest.testmod(idemsim.sweep, raise_on_error=False)
+    assert (failures, attempted) == (0, 3)

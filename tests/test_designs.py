@@ -1,0 +1,156 @@
+"""Your own design: the handler API, `--design file.py:function`, `register_design`, and the example files of
+docs/designs.md, broken by explore and proved once fixed."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import idemsim
+from idemsim import explore
+from idemsim.designs import DESIGNS, SHIPPED
+from idemsim.errors import InputError
+from idemsim.scenario import load, validate
+from idemsim.simulation import simulate
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "designs"
+BUGGY = f"{EXAMPLES / 'for_update.py'}:handler"
+FIXED = f"{EXAMPLES / 'for_update_fixed.py'}:handler"
+
+
+@pytest.fixture(autouse=True)
+def forget_registered_designs():
+    """Each test starts with the shipped designs only."""
+    yield
+    for name in [n for n in DESIGNS if n not in SHIPPED]:
+        del DESIGNS[name]
+
+
+def write(tmp_path, body: str, name: str = "mine.py") -> Path:
+    path = tmp_path / name
+    path.write_text("from idemsim.http import Response\n\n" + textwrap.dedent(body))
+    return path
+
+
+class TestRegisterFromPython:
+    def test_a_registered_handler_runs_like_a_shipped_design(self):
+        """register_design makes a name any scenario runs under; the handler's statements go through the model."""
+        from idemsim.designs import same_tx
+
+        idemsim.register_design("my-same-tx", same_tx, summary="the article's, under my name")
+        run = idemsim.run("lost-response", design="my-same-tx")
+        assert (run.summary["charges"], run.summary["captures"], run.summary["status"]) == (1, 1, 201)
+
+    def test_an_expectation_may_name_a_registered_design(self):
+        """A scenario's [expect.NAME] for a registered design is judged like any other."""
+        from idemsim.designs import naive
+
+        idemsim.register_design("twice", naive, keyed=False)
+        raw = explore.base_raw("same-tx")
+        raw["faults"] = [{"kind": "lose", "message": "response"}]
+        raw["expect"] = {"twice": {"charges": 2, "captures": 2}}
+        assert simulate(validate(raw, "test"), "twice").summary["verdict"] == "held"
+
+    def test_a_shipped_name_cannot_be_taken(self):
+        """Registering "same-tx" again is refused: the shipped designs keep their meaning."""
+        with pytest.raises(InputError, match="a shipped design has that name"):
+            idemsim.register_design("same-tx", lambda h: None)
+
+
+class TestDesignsFromFiles:
+    def test_run_takes_a_file_and_a_function(self, cli):
+        """`run --design path.py:handler` loads the handler and runs the story under it, named by that text."""
+        result = cli("run", "lost-response", "--design", BUGGY, "--variant", "gateway-504")
+        assert result.exit_code == 0, result.output
+        assert "charges recorded   1" in result.stdout and "money captured     1" in result.stdout
+
+    def test_compare_takes_designs_too(self, cli):
+        """`compare --design …` compares exactly the designs given, a file's among them."""
+        out = cli("compare", "crash-after-processor", "--design", "same-tx", "--design", FIXED).stdout
+        assert "for_update_fixed.py:handler" in out and "naive" not in out
+
+    def test_a_custom_crash_point_may_be_named_by_a_fault(self, tmp_path):
+        """A point the design declares can be a crash fault's point once the design is registered."""
+        path = write(tmp_path, """
+            from idemsim import design
+
+            @design(points=("before_anything",))
+            def handler(h):
+                h.point("before_anything")
+                return Response(200, {"ok": True})
+                yield
+            """)
+        name = idemsim.designs.resolve_design(f"{path}:handler")
+        raw = explore.base_raw("same-tx")
+        raw["faults"] = [{"kind": "crash", "point": "before_anything"}]
+        run = simulate(validate(raw, "test"), name)
+        assert run.fired == [0] and run.operations[0].statuses[0] is None
+
+
+class TestTheDocsExample:
+    def test_explore_finds_the_double_capture_of_the_buggy_design(self, cli, tmp_path, monkeypatch):
+        """docs/designs/for_update.py: explore prints a one-fault counterexample with two captures, exit 1."""
+        monkeypatch.chdir(tmp_path)
+        result = cli("explore", BUGGY, "--format", "json")
+        assert result.exit_code == 1
+        import json
+
+        cx = json.loads(result.stdout)["counterexample"]
+        assert len(cx["faults"]) == 1 and cx["summary"]["captures"] == 2
+        assert "at-most-one-capture" in {v["property"] for v in cx["violations"]}
+
+    def test_the_fixed_design_is_proved_for_every_schedule_of_three_faults(self, cli):
+        """docs/designs/for_update_fixed.py survives every schedule of up to 3 faults, on all seven properties."""
+        result = cli("explore", FIXED, "--exhaustive", "--max-faults", "3")
+        assert result.exit_code == 0, result.output
+        assert "verdict: PROVED — every property held" in result.stdout
+
+
+class TestABadHandlerIsOneLine:
+    @pytest.mark.parametrize("body, message", [
+        ("""
+         def handler(h):
+             yield from h.sql("register_key", key=h.key, fingerprint=h.fingerprint)
+             return 1 / 0
+         """, "failed in request 1.1, at statement 'register_key' at 0.050 s: ZeroDivisionError: division by zero"),
+        ("""
+         def handler(h):
+             yield from h.sql("frobnicate", key=h.key)
+         """, "at statement 'frobnicate' at 0.050 s: ValueError: unknown op 'frobnicate'"),
+        ("""
+         def handler(h):
+             yield from h.sql("select_key", key=h.key)
+             return 200
+         """, "the handler of request 1.1 returned 200, not an idemsim.http.Response, at 0.050 s"),
+        ("""
+         def handler(h):
+             while True:
+                 yield from h.work(3600)
+         """, "the run did not settle: api#1 (request 1.1), api#2 (request 1.2)"),
+        ("""
+         def handler(h):
+             while True:
+                 yield from h.sql("select_key", key=h.key)
+         """, "sent more than 10000 statements (a loop that never answers?)"),
+    ])
+    def test_it_names_the_design_the_request_the_statement_and_the_time(self, cli, one_line, tmp_path, body,
+                                                                        message):
+        """An exception, an unknown statement, a wrong answer, or never answering: one error line, exit 2."""
+        path = write(tmp_path, body)
+        line = one_line(cli("run", "lost-response", "--variant", "gateway-504", "--design", f"{path}:handler"))
+        assert line.startswith(f"error: design '{path}:handler'") and message in line
+
+    @pytest.mark.parametrize("spec, message", [
+        ("nowhere.py:handler", "no such file 'nowhere.py'"),
+        ("{dir}/mine.py:missing", "has no function 'missing'; it has: handler"),
+        ("{dir}/broken.py:handler", "importing {dir}/broken.py failed: NameError"),
+        ("magic", "unknown design 'magic'; valid designs: naive"),
+    ])
+    def test_a_design_that_cannot_be_loaded_is_one_line(self, cli, one_line, tmp_path, spec, message):
+        """A missing file or function, a file that fails to import, an unknown name: one line, exit 2."""
+        write(tmp_path, "def handler(h):\n    return Response(200)\n")
+        (tmp_path / "broken.py").write_text("undefined_name\n")
+        line = one_line(cli("run", "lost-response", "--design", spec.format(dir=tmp_path)))
+        assert message.format(dir=tmp_path) in line
