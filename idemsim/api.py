@@ -26,7 +26,7 @@ import re
 from typing import Annotated, Any, Callable, Literal
 
 import simpy
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from .designs import completer_period, recovery_lease
@@ -34,6 +34,7 @@ from .errors import InputError
 from .faults import FaultPlan
 from .fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds
 from .http import Request, Response
+from .network import Latency
 from .trace import Trace
 
 Isolation = Literal["read committed", "repeatable read", "serializable"]
@@ -44,6 +45,8 @@ class ApiConfig(InputModel):
 
     charge_seconds: Seconds = Field(0.2, description="time the payment processor takes to capture; the "
                                                      "handler holds its open transaction meanwhile")
+    charge: Latency | None = Field(None, description="instead of charge_seconds: the capture's time, drawn "
+                                                     "for each capture from the run's random numbers")
     processor_key: Literal["none", "request-key"] = Field(
         "none", description="what the API gives the processor as its idempotency key: none (every call "
                             "captures) or the request's own key (the processor captures once per key)")
@@ -71,6 +74,12 @@ class ApiConfig(InputModel):
                           "unlimited)")
     balance: Amount = Field(500, description="starting balance for /balance")
     items: JsonObject = Field(default_factory=dict, description="starting items for /items/{id}")
+
+    @model_validator(mode="after")
+    def _one_charge_time(self) -> "ApiConfig":
+        if self.charge is not None and "charge_seconds" in self.model_fields_set:
+            raise ValueError("give charge or charge_seconds, not both")
+        return self
 
     @field_validator("ttl", mode="before")
     @classmethod

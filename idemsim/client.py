@@ -25,6 +25,7 @@ from .http import Request, Response, classify
 from .network import Network
 from .printable import shown
 from .trace import Trace
+from .waits import FirstOf, fired
 
 KeyStrategy = Literal["none", "per-operation", "per-attempt"]
 
@@ -66,7 +67,9 @@ class RetryPolicy(InputModel):
     backoff: Seconds = Field(0.5, description="seconds before the first retry")
     multiplier: float = Field(2.0, ge=1, description="each further retry waits this many times longer")
     max_backoff: Seconds = Field(30.0, description="cap on one backoff")
-    jitter: Literal["none", "full", "equal"] = Field("none", description="randomise backoffs (AWS's names)")
+    jitter: Literal["none", "full", "equal", "proportional"] = Field(
+        "none", description="randomise backoffs: AWS's full and equal, or proportional (the backoff times a "
+                            "uniform draw from 0.5 to 1.5, still at most max_backoff)")
     retry_window: PositiveSeconds | None = Field(None, description="no attempt starts later than this after "
                                                                    "the operation began")
     retry_budget: RetryBudget | None = Field(None, description="a token bucket shared by the client's "
@@ -80,6 +83,8 @@ class RetryPolicy(InputModel):
             return rng.uniform(0, base)
         if self.jitter == "equal":
             return base / 2 + rng.uniform(0, base / 2)
+        if self.jitter == "proportional":
+            return min(self.max_backoff, base * rng.uniform(0.5, 1.5))
         return base
 
 
@@ -204,8 +209,9 @@ class Client:
             yield env.timeout(operation.at - env.now)
         start = env.now
         self.result.started = start
-        self.trace.record(env.now, self.name, "op.start", None, op=self.op, method=operation.method,
-                          path=operation.path, body=operation.body)
+        if self.trace.complete:  # (events the tally does not take are not recorded without a trace)
+            self.trace.record(env.now, self.name, "op.start", None, op=self.op, method=operation.method,
+                              path=operation.path, body=operation.body)
         key = self.key if config.key_strategy == "per-operation" else None
         for attempt in range(1, config.max_attempts + 1):
             if config.key_strategy == "per-attempt":
@@ -233,12 +239,14 @@ class Client:
                 self.trace.record(env.now, self.name, "client.give_up", None, op=self.op,
                                   reason="retry budget exhausted")
                 break
-            self.trace.record(env.now, self.name, "client.backoff", None, op=self.op, seconds=delay)
+            if self.trace.complete:
+                self.trace.record(env.now, self.name, "client.backoff", None, op=self.op, seconds=delay)
             if delay:
                 yield env.timeout(delay)
         self.result.ended = env.now
-        self.trace.record(env.now, self.name, "op.end", None, op=self.op, outcome=self.result.outcome,
-                          status=self.result.status, attempts=self.result.attempts)
+        if self.trace.complete:
+            self.trace.record(env.now, self.name, "op.end", None, op=self.op, outcome=self.result.outcome,
+                              status=self.result.status, attempts=self.result.attempts)
 
     def _attempt(self, request: Request):
         env = self.env
@@ -251,13 +259,13 @@ class Client:
         self.network.carry("request", self.op, request.attempt, request.id, self.name, "api",
                            lambda: self.api.receive(request, respond),
                            lambda: self.api.unavailable(request, respond))
-        timer = env.timeout(self.config.timeout)
-        fired = yield reply | timer
+        yield FirstOf(env, reply, env.timeout(self.config.timeout))
         del self._waiting[request.id]
-        if reply in fired:
+        if fired(reply):
             return reply.value.status
-        self.trace.record(env.now, self.name, "attempt.timeout", None, op=self.op, attempt=request.attempt,
-                          request=request.id, after=self.config.timeout)
+        if self.trace.complete:
+            self.trace.record(env.now, self.name, "attempt.timeout", None, op=self.op, attempt=request.attempt,
+                              request=request.id, after=self.config.timeout)
         return None
 
     def _respond_to(self, request: Request):
@@ -266,8 +274,9 @@ class Client:
         def send(response: Response, src: str = "api") -> None:
             def arrive() -> None:
                 waiting = self._waiting.get(request.id)
-                self.trace.record(self.env.now, src, "response.arrive", self.name, request=request.id,
-                                  status=response.status, body=response.body, ignored=waiting is None)
+                if self.trace.complete:
+                    self.trace.record(self.env.now, src, "response.arrive", self.name, request=request.id,
+                                      status=response.status, body=response.body, ignored=waiting is None)
                 if waiting is not None and not waiting.triggered:
                     waiting.succeed(response)
 

@@ -9,6 +9,7 @@ Hypothesis-chosen faults all pass through here the same way.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Callable, Literal
 
@@ -23,13 +24,17 @@ from .trace import Trace
 
 class Latency(InputModel):
     """A latency distribution: ``constant`` (``seconds``), ``uniform`` (``low``..``high``, ``low`` not above
-    ``high``) or ``exponential`` (``mean``)."""
+    ``high``) or ``exponential`` (``mean``), moved by ``shift`` seconds; with ``stall`` > 0, that share of the
+    draws takes ``stall_seconds`` longer (a spike, a pause of the collector, a lock held elsewhere)."""
 
     dist: Literal["constant", "uniform", "exponential"] = "constant"
     seconds: Seconds = 0.05
     low: Seconds = 0.0
     high: Seconds = 0.1
     mean: PositiveSeconds = 0.05
+    shift: Seconds = Field(0.0, description="seconds added to every draw (the fixed part of a latency)")
+    stall: Probability = Field(0.0, description="the probability that a draw stalls")
+    stall_seconds: Seconds = Field(0.0, description="how much longer a stalled draw takes")
 
     @model_validator(mode="after")
     def _a_range(self) -> "Latency":
@@ -40,14 +45,20 @@ class Latency(InputModel):
         return self
 
     def draw(self, rng: random.Random) -> float:
-        """One latency. Always consumes exactly one draw from ``rng``, whatever the distribution."""
+        """One latency. Consumes exactly one draw from ``rng``, whatever the distribution, and a second one
+        (whether it stalls) when ``stall`` is set."""
         u = rng.random()
         if self.dist == "uniform":
-            return self.low + (self.high - self.low) * u
-        if self.dist == "exponential":
-            import math
-            return -self.mean * math.log(1.0 - u)
-        return self.seconds
+            value = self.low + (self.high - self.low) * u
+        elif self.dist == "exponential":
+            value = -self.mean * math.log(1.0 - u)
+        else:
+            value = self.seconds
+        if self.shift:
+            value += self.shift
+        if self.stall and rng.random() < self.stall:
+            value += self.stall_seconds
+        return value
 
 
 class Link(InputModel):
@@ -90,8 +101,9 @@ class Network:
         # The loss is recorded halfway: the message left and never arrived.
         yield self.env.timeout(fate.latency / 2)
         self.in_flight -= 1
-        self.trace.record(self.env.now, "net", f"{message}.lost", None, request=request_id,
-                          fault=fate.fault, src=src, dst=dst)
+        if self.trace.complete:  # (the tally takes no loss: without a trace, it is not recorded)
+            self.trace.record(self.env.now, "net", f"{message}.lost", None, request=request_id,
+                              fault=fate.fault, src=src, dst=dst)
 
     def _deliver(self, latency: float, deliver: Callable[[], None]):
         yield self.env.timeout(latency)

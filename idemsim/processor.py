@@ -14,7 +14,8 @@ capture); a call that arrives while the first with its key is still being proces
 Faults, through the run's `FaultPlan`: ``processor_error`` makes the processor decline one attempt's call
 (nothing is captured); ``lose`` with ``message = "processor_response"`` loses the answer to one attempt's
 call (the capture has happened; the API waits ``api.processor_timeout`` and then knows nothing). Processor
-messages draw nothing from the run's random numbers, so adding the processor shifts no other random draw.
+messages draw nothing from the run's random numbers, so adding the processor shifts no other random draw; only
+a capture time given as a distribution (``api.charge``) is drawn from them, when the capture begins.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pydantic import Field
 
 from .faults import FaultPlan
 from .fields import InputModel, PositiveSeconds, Seconds
+from .waits import FirstOf
 
 Outcome = Literal["captured", "declined", "timeout", "in_use", "not_found"]
 
@@ -80,11 +82,14 @@ class Processor:
     """The payment processor of one run."""
 
     def __init__(self, env: simpy.Environment, config: ProcessorConfig, capture_seconds: float, plan: FaultPlan,
-                 trace) -> None:
+                 trace, capture_time=None) -> None:
         self.env = env
         self.config = config
         self.capture_seconds = capture_seconds
         """How long a capture takes (the scenario's ``api.charge_seconds``)."""
+        self.capture_time = capture_time
+        """Or, if set, the distribution (a `idemsim.network.Latency`, the scenario's ``api.charge``) each
+        capture's time is drawn from, with the run's random numbers, when the capture begins."""
         self.plan = plan
         self.trace = trace
         self.ledger: list[Capture] = []
@@ -105,13 +110,13 @@ class Processor:
         env = self.env
         request_id = request.id if request is not None else None
         kind = "processor.lookup" if amount is None else "processor.call"
-        self.trace.record(env.now, caller, kind, "processor", request=request_id, amount=amount,
-                          key=key, latency=self.config.latency)
+        if self.trace.complete:  # (events the tally does not take are not recorded without a trace)
+            self.trace.record(env.now, caller, kind, "processor", request=request_id, amount=amount,
+                              key=key, latency=self.config.latency)
         waiter = _Waiter(env.event())
         self.in_flight += 1
         env.process(self._serve(caller, request, amount, key, waiter))
-        timer = env.timeout(timeout)
-        yield waiter.reply | timer
+        yield FirstOf(env, waiter.reply, env.timeout(timeout))
         waiter.waiting = False
         if waiter.reply.triggered:
             return waiter.reply.value
@@ -133,8 +138,9 @@ class Processor:
         else:
             if key is not None:
                 self._keys[key] = (env.now, None)
-            if self.capture_seconds:
-                yield env.timeout(self.capture_seconds)
+            seconds = self.capture_seconds if self.capture_time is None else self.capture_time.draw(self.plan.rng)
+            if seconds:
+                yield env.timeout(seconds)
             answer = self._capture(caller, request, amount, key)
             if key is not None:
                 self._keys[key] = (self._keys[key][0], answer)
@@ -169,9 +175,10 @@ class Processor:
         env, latency = self.env, self.config.latency
         request_id = request.id if request is not None else None
         lost = self.plan.processor_response(request.op, request.attempt) if request is not None else None
-        self.trace.record(env.now, "processor", "processor.answer", caller, request=request_id,
-                          outcome=answer.outcome, capture=answer.capture, replayed=answer.replayed,
-                          latency=latency)
+        if self.trace.complete:
+            self.trace.record(env.now, "processor", "processor.answer", caller, request=request_id,
+                              outcome=answer.outcome, capture=answer.capture, replayed=answer.replayed,
+                              latency=latency)
         if lost is not None:
             if latency:
                 yield env.timeout(latency / 2)

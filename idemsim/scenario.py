@@ -85,11 +85,13 @@ class Arrivals(InputModel):
     """Many operations without writing each: a template operation, started ``count`` times by a process.
 
     ``poisson``: gaps drawn from an exponential with mean ``gap`` (or 1/``rate``), from the run's random
-    numbers; ``uniform``: every ``gap`` seconds; ``burst``: all at ``start``. The operations are numbered after
+    numbers; ``uniform``: every ``gap`` seconds; ``burst``: all at ``start``; ``sequential``: one at a time, the
+    first at ``start``, each when the one before has ended (a single client working through a list). The operations are numbered after
     the written ``[[operations]]``, as if written out, so faults and expectations can name them.
     """
 
-    process: Literal["poisson", "uniform", "burst"] = Field("poisson", description="how arrivals are spaced")
+    process: Literal["poisson", "uniform", "burst", "sequential"] = Field(
+        "poisson", description="how arrivals are spaced")
     count: int = Field(ge=1, le=1_000_000, description="how many operations arrive")
     rate: float | None = Field(None, gt=0, description="arrivals per second (poisson, uniform)")
     gap: PositiveSeconds | None = Field(None, description="seconds between arrivals, the mean for poisson "
@@ -101,7 +103,7 @@ class Arrivals(InputModel):
     def _one_spacing(self) -> "Arrivals":
         if self.rate is not None and self.gap is not None:
             raise ValueError("give rate or gap, not both")
-        if self.process != "burst" and self.rate is None and self.gap is None:
+        if self.process in ("poisson", "uniform") and self.rate is None and self.gap is None:
             raise ValueError(f"a {self.process} process needs rate or gap")
         return self
 
@@ -110,8 +112,8 @@ class Arrivals(InputModel):
 
     def times(self, rng) -> list[float]:
         """When each operation starts; poisson gaps come from ``rng`` (one draw each)."""
-        if self.process == "burst":
-            return [self.start] * self.count
+        if self.process in ("burst", "sequential"):
+            return [self.start] * self.count  # sequential: none earlier, each after the one before
         gap = self.mean_gap()
         if self.process == "uniform":
             return [self.start + i * gap for i in range(self.count)]

@@ -124,12 +124,74 @@ class TestRetryBudget:
         run = simulate(s, "same-tx")
         assert [op.attempts for op in run.operations] == [2, 1]
 
-    @pytest.mark.parametrize("jitter", ["none", "full", "equal"])
+    @pytest.mark.parametrize("jitter", ["none", "full", "equal", "proportional"])
     def test_max_backoff_caps_every_jitter(self, jitter):
         """No backoff exceeds max_backoff, whatever the jitter."""
         policy = RetryPolicy(backoff=1.0, multiplier=10.0, max_backoff=3.0, jitter=jitter)
         rng = random.Random(3)
         assert max(policy.backoff_before(n, rng) for n in range(1, 30)) <= 3.0
+
+
+class TestTheBenchsLoad:
+    """The fields the benchmark's load needs (`idemsim.bench`): each a scenario field like the others."""
+
+    def test_proportional_jitter_is_the_backoff_times_half_to_one_and_a_half(self):
+        """Each backoff is the exponential one times a uniform draw from 0.5 to 1.5: one draw per backoff."""
+        policy = RetryPolicy(backoff=0.05, multiplier=2.0, jitter="proportional")
+        rng, mirror = random.Random(4), random.Random(4)
+        for retry in range(1, 6):
+            assert policy.backoff_before(retry, rng) == 0.05 * 2 ** (retry - 1) * mirror.uniform(0.5, 1.5)
+
+    def test_a_latency_shift_is_added_to_every_draw(self):
+        """shift moves the distribution; it draws nothing more."""
+        from idemsim.network import Latency
+
+        plain, shifted = Latency(dist="exponential", mean=0.008), Latency(dist="exponential", mean=0.008,
+                                                                          shift=0.002)
+        a, b = random.Random(2), random.Random(2)
+        for _ in range(20):
+            assert shifted.draw(b) == pytest.approx(plain.draw(a) + 0.002, abs=1e-15)
+        assert a.random() == b.random()
+
+    def test_a_stall_takes_a_second_draw_only_when_set(self):
+        """With stall > 0 a second draw decides the stall; without, a draw takes one number, as before."""
+        from idemsim.network import Latency
+
+        stalling = Latency(dist="uniform", low=0.001, high=0.005, stall=0.5, stall_seconds=0.3)
+        rng, mirror = random.Random(8), random.Random(8)
+        for _ in range(50):
+            base = 0.001 + 0.004 * mirror.random()
+            expected = base + (0.3 if mirror.random() < 0.5 else 0.0)
+            assert stalling.draw(rng) == expected
+        plain, counted = random.Random(8), random.Random(8)
+        Latency(dist="uniform", stall_seconds=0.3).draw(plain)
+        counted.random()
+        assert plain.random() == counted.random()
+
+    def test_a_capture_time_drawn_from_a_distribution(self):
+        """api.charge: each capture takes a time drawn from the run's seed; charge_seconds is then not given."""
+        from idemsim.errors import InputError
+
+        raw = explore.base_raw("same-tx")
+        del raw["api"]["charge_seconds"]
+        raw["api"]["charge"] = {"dist": "constant", "seconds": 0.75}
+        run = simulate(validate(raw, "test"), "same-tx")
+        [capture] = [e for e in run.trace if e.kind == "processor.capture"]
+        [call] = [e for e in run.trace if e.kind == "processor.call"]
+        assert capture.t - call.t == pytest.approx(0.75)
+        with pytest.raises(InputError, match="charge or charge_seconds, not both"):
+            scenario(api={"charge": {"dist": "constant"}, "charge_seconds": 0.1})
+
+    def test_sequential_arrivals_start_each_when_the_one_before_ended(self):
+        """One at a time: each generated operation starts when the one before it ended; a written one does not
+        wait."""
+        s = scenario(operations=[{"at": 0.0, "key": "k-0"}], arrivals={"process": "sequential", "count": 5},
+                     network={"request": {"loss": 0.3}})
+        run = simulate(s, "same-tx")
+        generated = run.operations[1:]
+        assert len(generated) == 5 and generated[0].started == 0.0
+        assert all(b.started == a.ended for a, b in zip(generated, generated[1:]))
+        assert Arrivals(process="sequential", count=3, start=1.0).times(random.Random(1)) == [1.0] * 3
 
 
 class TestAttemptsOverTime:
