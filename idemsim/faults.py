@@ -16,8 +16,7 @@ really happened.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, NamedTuple, Union
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -140,8 +139,7 @@ Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError, Duplic
 FAULT_TYPES = (LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate, Outage)
 
 
-@dataclass(frozen=True, slots=True)
-class Fate:
+class Fate(NamedTuple):
     """What the network does with one message."""
 
     lost: bool
@@ -163,6 +161,10 @@ class FaultPlan:
         """Indices of the scripted faults that happened, in the order they happened."""
         self.outages = any(f.kind == "outage" for f in self.faults)
         """Whether any outage is scheduled (messages need not be checked otherwise)."""
+        self._at: dict[tuple, list[int]] = {}
+        """(kind, op, attempt) -> the indices of the faults of that kind aimed at that attempt, in order."""
+        for i, f in enumerate(self.faults):
+            self._at.setdefault((f.kind, getattr(f, "op", None), getattr(f, "attempt", None)), []).append(i)
 
     def duplicates(self) -> list[tuple[int, "Duplicate"]]:
         """The duplicate operations to start, with their fault indices; they fire by being started."""
@@ -170,10 +172,10 @@ class FaultPlan:
         self.fired.extend(i for i, _ in found)
         return found
 
-    def _find(self, kind: str, op: int, attempt: int, **match) -> int | None:
-        for i, f in enumerate(self.faults):
-            if (f.kind == kind and getattr(f, "op", None) == op and getattr(f, "attempt", None) == attempt
-                    and all(getattr(f, k) == v for k, v in match.items())):
+    def _find(self, kind: str, op: int, attempt: int, field: str | None = None, value=None) -> int | None:
+        """The first fault of ``kind`` aimed at this attempt (whose ``field`` is ``value``, if given)."""
+        for i in self._at.get((kind, op, attempt), ()):
+            if field is None or getattr(self.faults[i], field) == value:
                 return i
         return None
 
@@ -182,11 +184,13 @@ class FaultPlan:
         link = self.links[message]
         randomly_lost = self.rng.random() < link.loss
         latency = link.latency.draw(self.rng)
-        lose = self._find("lose", op, attempt, message=message)
+        if not self._at:
+            return Fate(randomly_lost, latency)
+        lose = self._find("lose", op, attempt, "message", message)
         if lose is not None:
             self.fired.append(lose)
             return Fate(True, latency, lose)
-        delay = self._find("delay", op, attempt, message=message)
+        delay = self._find("delay", op, attempt, "message", message)
         if delay is not None:
             self.fired.append(delay)
             return Fate(randomly_lost, latency + self.faults[delay].seconds, delay)
@@ -194,7 +198,7 @@ class FaultPlan:
 
     def crash(self, point: str, op: int, attempt: int) -> Crash | None:
         """The crash scheduled at ``point`` of this attempt's handler, if any (each fires once)."""
-        i = self._find("crash", op, attempt, point=point)
+        i = self._find("crash", op, attempt, "point", point)
         if i is None or i in self.fired:
             return None
         self.fired.append(i)
@@ -202,7 +206,7 @@ class FaultPlan:
 
     def processor_response(self, op: int, attempt: int) -> int | None:
         """The index of the fault that loses the processor's answer to this attempt's call, if any."""
-        i = self._find("lose", op, attempt, message="processor_response")
+        i = self._find("lose", op, attempt, "message", "processor_response")
         if i is None or i in self.fired:
             return None
         self.fired.append(i)

@@ -122,7 +122,8 @@ def _charging(run) -> frozenset[int]:
 
 def _by_operation(run, items: list[dict]) -> dict[int, list[dict]]:
     """Items by logical operation; every charging logical operation appears, with or without items."""
-    out: dict[int, list[dict]] = {r.logical: [] for r in run.operations if is_charge(run, r)}
+    charging = _charging(run)
+    out: dict[int, list[dict]] = {r.logical: [] for r in run.operations if r.logical in charging}
     for item in items:
         out.setdefault(item["logical"], []).append(item)
     return out
@@ -165,7 +166,8 @@ def exactly_one_on_success(run) -> list[Violation]:
     one capture."""
     charged, captured = charges_per_operation(run), captures_per_operation(run)
     out = []
-    for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and is_charge(run, r)}):
+    charging = _charging(run)
+    for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical in charging}):
         rows, caps = len(charged[op]), len(captured.get(op, []))
         if rows != 1 or caps != 1:
             out.append(Violation("exactly-one-on-success", f"operation {op} ended ok but has {rows} charge "
@@ -180,7 +182,10 @@ def ledger_agrees(run) -> list[Violation]:
     charged, captured = charges_per_operation(run), captures_per_operation(run)
     out = []
     for op in sorted(set(charged) | set(captured)):
-        rows, caps = list(charged.get(op, [])), list(captured.get(op, []))
+        rows, caps = charged.get(op, ()), captured.get(op, ())
+        if len(rows) == len(caps) < 2:
+            continue  # none, or one of each: they pair (by request, else in order), nothing is left over
+        rows, caps = list(rows), list(caps)
         for row in list(rows):
             match = next((c for c in caps if c["request"] is not None and c["request"] == row["request"]), None)
             if match is not None:
@@ -224,10 +229,13 @@ def client_view(run) -> list[Violation]:
     was neither."""
     charged, captured = charges_per_operation(run), captures_per_operation(run)
     out = []
+    charging = _charging(run)
     for r in run.operations:
-        if not is_charge(run, r):
+        if r.logical not in charging or r.outcome not in ("ok", "fail"):
             continue
-        rows, caps = len(charged[r.logical]), len(captured.get(r.logical, []))
+        rows, caps = len(charged[r.logical]), len(captured.get(r.logical, ()))
+        if (rows and caps) if r.outcome == "ok" else not (rows or caps):
+            continue
         who = f"operation {r.op}" + (f" (a copy of {r.logical})" if r.logical != r.op else "")
         if r.outcome == "ok" and rows == 0:
             out.append(Violation("client-view", f"{who} ended ok ({r.status}) but no charge exists"))

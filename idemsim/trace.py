@@ -76,6 +76,9 @@ class Trace:
         self.keep = keep
         """Whether the events are kept in ``events``."""
 
+    complete = True
+    """Every event is recorded (`Untraced` records only those the tally takes; a hot path may skip the others)."""
+
     def record(self, t: float, actor: str, kind: str, target: str | None = None, **data: Any) -> Event:
         event = Event(t, actor, kind, target, data)
         if self.keep:
@@ -106,6 +109,7 @@ class Untraced:
     are dropped. It has `Trace`'s ``record``, so the model records the same way with or without a trace."""
 
     keep = False
+    complete = False
 
     def __init__(self, tally) -> None:
         self._takes = tally.takes()

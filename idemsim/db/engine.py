@@ -102,8 +102,6 @@ class DbEvent:
                 f"blocked_by={self.blocked_by!r}, result={self.result!r}, fields={self.fields!r})")
 
 
-NO_ROWS = (None, None)
-"""What a statement without rows returns to `Connection.execute`: (rows, row)."""
 
 
 class SqlError(Exception):
@@ -396,9 +394,46 @@ class Connection:
             raise ValueError(f"{op}: missing fields {missing}, unknown fields {unknown}")
         db = self.db
         stmt = _Statement(op, fields)
-        error = None
+        rows = row = error = None
         try:
-            rows, row = yield from self._run(stmt)
+            if self.closed:
+                raise SqlError("08003")
+            if op in _BLOCK_ENDS:
+                self._end_block(commit=op == "commit")
+                self.closed = op == "disconnect"
+            else:
+                for value in fields.values():
+                    if isinstance(value, str) and "\x00" in value:
+                        # A NUL ends the C string libpq sends: PostgreSQL reads a quoted literal that never closes.
+                        # The parser finds that before it looks at the transaction: 42601 even in a failed one.
+                        self._fail_block()
+                        raise SqlError("42601")
+                if self.tx is not None and self.tx.state == ABORTED:
+                    raise SqlError("25P02")
+                if op == "begin":
+                    isolation = fields.get("isolation") or READ_COMMITTED
+                    if isolation not in ISOLATION_LEVELS:
+                        raise ValueError(f"unknown isolation level {isolation!r}")
+                    if self.tx is None:  # BEGIN inside a block is only a warning
+                        self.tx = db._begin(self, isolation, explicit=True)
+                elif op == "lock_timeout":
+                    if round(fields["seconds"] * 1000) > LOCK_TIMEOUT_MAX_MS:
+                        self._fail_block()
+                        raise SqlError("22023")  # SET's value is checked when it runs
+                    self.lock_timeout = float(fields["seconds"])
+                else:
+                    tx = self.tx or db._begin(self, READ_COMMITTED, explicit=False)
+                    try:
+                        if op in _REFUSING:
+                            _refuse_values(stmt)
+                        run, may_wait = _STATEMENTS[op]
+                        rows, row = (yield from run(self, tx, stmt)) if may_wait else run(self, tx, stmt)
+                    except (SqlError, SerializationFailure) as failure:
+                        db._abort(tx)
+                        self._restore_settings(tx)
+                        raise SqlError(getattr(failure, "sqlstate", "40001")) from None
+                    if not tx.explicit:
+                        db._commit(tx)
         except SqlError as failure:
             rows, row, error = None, None, failure.sqlstate
         result = Result(rows, row, error, stmt.id, stmt.waited, tuple(stmt.blocked_by) if stmt.blocked_by else ())
@@ -407,50 +442,6 @@ class Connection:
         return result
 
     # -- transaction control ------------------------------------------------------------------------------------
-
-    def _run(self, stmt: _Statement) -> Generator[simpy.Event, Any, tuple]:
-        """The statement's (rows, row); an error is raised as `SqlError`."""
-        op, db, fields = stmt.op, self.db, stmt.fields
-        if self.closed:
-            raise SqlError("08003")
-        if op in _BLOCK_ENDS:
-            self._end_block(commit=op == "commit")
-            self.closed = op == "disconnect"
-            return NO_ROWS
-        for value in fields.values():
-            if isinstance(value, str) and "\x00" in value:
-                # A NUL ends the C string libpq sends: PostgreSQL reads a quoted literal that never closes. The
-                # parser finds that before it looks at the transaction, so this is 42601 even in a failed one.
-                self._fail_block()
-                raise SqlError("42601")
-        if self.tx is not None and self.tx.state == ABORTED:
-            raise SqlError("25P02")
-        if op == "begin":
-            isolation = fields.get("isolation") or READ_COMMITTED
-            if isolation not in ISOLATION_LEVELS:
-                raise ValueError(f"unknown isolation level {isolation!r}")
-            if self.tx is None:  # BEGIN inside a block is only a warning
-                self.tx = db._begin(self, isolation, explicit=True)
-            return NO_ROWS
-        if op == "lock_timeout":
-            if round(fields["seconds"] * 1000) > LOCK_TIMEOUT_MAX_MS:
-                self._fail_block()
-                raise SqlError("22023")  # SET's value is checked when it runs
-            self.lock_timeout = float(fields["seconds"])
-            return NO_ROWS
-        tx = self.tx or db._begin(self, READ_COMMITTED, explicit=False)
-        try:
-            if op in _REFUSING:
-                _refuse_values(stmt)
-            run, may_wait = _STATEMENTS[op]
-            outcome = (yield from run(self, tx, stmt)) if may_wait else run(self, tx, stmt)
-        except (SqlError, SerializationFailure) as error:
-            db._abort(tx)
-            self._restore_settings(tx)
-            raise SqlError(getattr(error, "sqlstate", "40001")) from None
-        if not tx.explicit:
-            db._commit(tx)
-        return outcome
 
     def _end_block(self, commit: bool) -> None:
         """COMMIT / ROLLBACK / disconnect: end the open block (a failed one always as a rollback)."""
@@ -511,7 +502,7 @@ class Connection:
                 on_conflict_do_nothing: bool) -> Generator[simpy.Event, Any, tuple]:
         """INSERT a key row: take an id, check the unique index (waiting as needed), then insert or not."""
         db, f = self.db, stmt.fields
-        snapshot = db._snapshot(tx)
+        snapshot = db._snapshot(tx) if tx.isolation != READ_COMMITTED else None  # read committed never reads it
         stmt.id = db.sequences[KEYS].nextval()  # the column default runs before the conflict check
         if db.unique_key:
             while True:
@@ -770,6 +761,11 @@ def _refuse_values(stmt: _Statement) -> None:
 
 def _has_nul(value: Any) -> bool:
     """Whether a JSON value holds a NUL in any string, object keys included (walked without recursion)."""
+    try:
+        if "\\x00" not in repr(value):
+            return False  # repr shows every NUL of a string as \x00 (the walk below decides when it shows one)
+    except RecursionError:
+        pass  # nested deeper than repr goes
     pending = [value]
     while pending:
         item = pending.pop()

@@ -1,0 +1,432 @@
+"""``python -m idemsim.bench``: how fast the full model runs a load of payments, beside a bare SimPy model.
+
+The load: N payments under ``same-tx``, one key per payment, the run without a trace (as sweeps and explore run
+it). Each payment: the client sends with its key; the network takes 2 ms plus an exponential with mean 8 ms each
+way and loses 10 % of the messages each way; the work (the processor's capture, while the handler holds its
+transaction) takes uniform 1–5 ms, with a 5 % chance of a 300 ms stall; the client waits 100 ms, then retries
+at most 3 times after a backoff of 50 ms × 2^(retry−1) × uniform(0.5, 1.5). The payments arrive all at t=0
+(``--arrivals concurrent``), 10 ms apart on average (``poisson``, the default) or one after another
+(``sequential``). `scenario` is that load as an ordinary scenario: the full model runs it through `simulate`.
+
+`bare` is the same exchange written as a minimal SimPy model: a client process per payment, a lossy link each
+way, a server whose only idempotency is a dict lookup, the same timeouts, retries and work, and no trace, no
+database, no checks. Both run in the same process, one after the other, so their ratio is measured under the
+same conditions; each is timed with `time.perf_counter` around the run alone (the full model's includes its
+summary and properties), and its memory is the process's peak resident set (``ru_maxrss``) after it ran, the
+bare model first (it needs less, so the full model's peak is its own). Options measure the other figures of
+issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a fresh process), ``--gc`` (the
+share of the time the garbage collector takes), ``--profile`` (where the time goes), ``--json-memory``
+(``idemsim run --format json`` at 5,000 and 20,000 operations), ``--text`` (text output against JSON, per
+event) and ``--cli`` (``idemsim run lost-response`` against a bare typer + rich command). See
+docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import simpy
+
+ARRIVALS = ("concurrent", "poisson", "sequential")
+MEAN_GAP = 0.01
+"""Seconds between two payments on average, with poisson arrivals."""
+LOSS = 0.1
+LATENCY_SHIFT, LATENCY_MEAN = 0.002, 0.008
+WORK_LOW, WORK_HIGH, STALL, STALL_SECONDS = 0.001, 0.005, 0.05, 0.3
+TIMEOUT, ATTEMPTS, BACKOFF = 0.1, 4, 0.05
+"""The client's timeout, attempts (the first and 3 retries) and first backoff."""
+
+
+# -- the full model ---------------------------------------------------------------------------------------------
+def scenario_raw(n: int, arrivals: str = "poisson", seed: int = 1) -> dict[str, Any]:
+    """The bench's load as a scenario document (TOML-shaped)."""
+    process = {"concurrent": {"process": "burst"}, "poisson": {"process": "poisson", "gap": MEAN_GAP},
+               "sequential": {"process": "sequential"}}[arrivals]
+    link = {"loss": LOSS, "latency": {"dist": "exponential", "mean": LATENCY_MEAN, "shift": LATENCY_SHIFT}}
+    return {
+        "name": "bench", "title": f"{n} payments", "summary": "the load of python -m idemsim.bench",
+        "design": "same-tx", "seed": seed,
+        "client": {"key_strategy": "per-operation", "timeout": TIMEOUT, "max_attempts": ATTEMPTS,
+                   "backoff": BACKOFF, "multiplier": 2.0, "jitter": "proportional"},
+        "arrivals": {**process, "count": n},
+        "network": {"request": link, "response": link},
+        "api": {"charge": {"dist": "uniform", "low": WORK_LOW, "high": WORK_HIGH, "stall": STALL,
+                           "stall_seconds": STALL_SECONDS}},
+    }
+
+
+def scenario(n: int, arrivals: str = "poisson", seed: int = 1):
+    """The bench's load, validated (`idemsim.scenario.Scenario`)."""
+    from .scenario import validate
+
+    return validate(scenario_raw(n, arrivals, seed), "idemsim.bench")
+
+
+def run_full(n: int, arrivals: str = "poisson", seed: int = 1) -> dict[str, Any]:
+    """N payments through the full model, without a trace: its wall time, events and outcomes."""
+    from .simulation import simulate
+
+    story = scenario(n, arrivals, seed)
+    start = time.perf_counter()
+    run = simulate(story, trace=False)
+    seconds = time.perf_counter() - start
+    ok = sum(1 for r in run.operations if r.outcome == "ok")
+    return _figures(n, seconds, run.sim_events, ok, {"charges": run.summary["charges"],
+                                                      "violations": len(run.summary["violations"])})
+
+
+# -- the bare model ---------------------------------------------------------------------------------------------
+def bare(n: int, arrivals: str = "poisson", seed: int = 1) -> tuple[int, int]:
+    """The same exchange in bare SimPy: (payments that ended ok, events processed)."""
+    env = simpy.Environment()
+    rng = random.Random(seed)
+    stored: dict[str, int] = {}
+    ok = 0
+
+    def link(deliver, message) -> None:
+        if rng.random() < LOSS:
+            return
+        env.process(carry(LATENCY_SHIFT + rng.expovariate(1 / LATENCY_MEAN), deliver, message))
+
+    def carry(latency, deliver, message):
+        yield env.timeout(latency)
+        deliver(message)
+
+    def serve(message):
+        key, reply = message
+        if key not in stored:
+            work = rng.uniform(WORK_LOW, WORK_HIGH)
+            if rng.random() < STALL:
+                work += STALL_SECONDS
+            yield env.timeout(work)
+            stored[key] = 201
+        link(answer, (reply, stored[key]))
+
+    def answer(message) -> None:
+        reply, status = message
+        if not reply.triggered:
+            reply.succeed(status)
+
+    def receive(message) -> None:
+        env.process(serve(message))
+
+    def payment(i: int, at: float):
+        nonlocal ok
+        if at > env.now:
+            yield env.timeout(at - env.now)
+        key = f"k-{i}"
+        for attempt in range(1, ATTEMPTS + 1):
+            reply = env.event()
+            link(receive, (key, reply))
+            yield reply | env.timeout(TIMEOUT)
+            if reply.triggered:
+                ok += 1
+                return
+            if attempt < ATTEMPTS:
+                yield env.timeout(BACKOFF * 2 ** (attempt - 1) * rng.uniform(0.5, 1.5))
+
+    def one_after_another():
+        for i in range(n):
+            yield env.process(payment(i, 0.0))
+
+    if arrivals == "sequential":
+        env.process(one_after_another())
+    else:
+        t = 0.0
+        for i in range(n):
+            env.process(payment(i, t))
+            if arrivals == "poisson":
+                t += rng.expovariate(1 / MEAN_GAP)
+    env.run()
+    return ok, next(env._eid) - len(env._queue)
+
+
+def run_bare(n: int, arrivals: str = "poisson", seed: int = 1) -> dict[str, Any]:
+    start = time.perf_counter()
+    ok, events = bare(n, arrivals, seed)
+    return _figures(n, time.perf_counter() - start, events, ok, {})
+
+
+def _figures(n: int, seconds: float, events: int, ok: int, extra: dict) -> dict[str, Any]:
+    return {"payments": n, "seconds": round(seconds, 3), "events": events,
+            "events_per_payment": round(events / n, 2), "payments_per_s": round(n / seconds, 1),
+            "us_per_payment": round(seconds / n * 1e6, 1), "us_per_event": round(seconds / events * 1e6, 2),
+            "ok": ok, **extra, "peak_rss_mib": round(_peak_rss_mib(), 1)}
+
+
+def _peak_rss_mib() -> float:
+    """This process's peak resident set so far, MiB (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+# -- one comparison ---------------------------------------------------------------------------------------------
+def compare(n: int, arrivals: str = "poisson", seed: int = 1, repeat: int = 1) -> dict[str, Any]:
+    """The bare model, then the full one, ``repeat`` times in turn; each model's fastest run, and the memory
+    each reached on its first run."""
+    bare_runs, full_runs = [], []
+    for _ in range(repeat):
+        bare_runs.append(run_bare(n, arrivals, seed))
+        gc.collect()
+        full_runs.append(run_full(n, arrivals, seed))
+        gc.collect()
+    best_bare = min(bare_runs, key=lambda r: r["seconds"])
+    best_full = min(full_runs, key=lambda r: r["seconds"])
+    best_bare["peak_rss_mib"], best_full["peak_rss_mib"] = bare_runs[0]["peak_rss_mib"], full_runs[0]["peak_rss_mib"]
+    return {**best_full, "arrivals": arrivals, "repeat": repeat, "bare": best_bare,
+            "ratio": round(best_full["payments_per_s"] / best_bare["payments_per_s"], 3)}
+
+
+# -- the other figures ------------------------------------------------------------------------------------------
+def scaling(sizes: list[int], arrivals: str, seed: int, repeat: int) -> dict[str, Any]:
+    """Each size in a fresh process (so that each peak is its own): cost and memory per payment as N grows."""
+    rows = []
+    for n in sorted(sizes):
+        out = subprocess.run([sys.executable, "-m", "idemsim.bench", "-n", str(n), "--arrivals", arrivals,
+                              "--seed", str(seed), "--repeat", str(repeat)], capture_output=True, text=True,
+                             check=True)
+        doc = json.loads(out.stdout)
+        rows.append({"payments": n, "us_per_payment": doc["us_per_payment"],
+                     "bare_us_per_payment": doc["bare"]["us_per_payment"], "peak_rss_mib": doc["peak_rss_mib"],
+                     "bare_peak_rss_mib": doc["bare"]["peak_rss_mib"], "ratio": doc["ratio"]})
+    first, last = rows[0], rows[-1]
+    growth = {"from": first["payments"], "to": last["payments"],
+              "cost_per_payment": round(last["us_per_payment"] / first["us_per_payment"], 2),
+              "bare_cost_per_payment": round(last["bare_us_per_payment"] / first["bare_us_per_payment"], 2)}
+    if len(rows) > 1:
+        a, b = rows[-2], rows[-1]
+        span = b["payments"] - a["payments"]
+        growth["memory_from"] = a["payments"]
+        growth["kib_per_payment"] = round((b["peak_rss_mib"] - a["peak_rss_mib"]) * 1024 / span, 2)
+        growth["bare_kib_per_payment"] = round((b["bare_peak_rss_mib"] - a["bare_peak_rss_mib"]) * 1024 / span, 2)
+    return {"sizes": rows, "growth": growth}
+
+
+def gc_share(n: int, arrivals: str, seed: int, repeat: int) -> dict[str, Any]:
+    """The full model's time with the collector as idemsim sets it, and with it off: the collector's share."""
+    on, off = [], []
+    for _ in range(repeat):
+        on.append(run_full(n, arrivals, seed)["seconds"])
+        gc.collect()
+        gc.disable()
+        try:
+            off.append(run_full(n, arrivals, seed)["seconds"])
+        finally:
+            gc.enable()
+        gc.collect()
+    return {"seconds": min(on), "seconds_without_gc": min(off), "share": round(1 - min(off) / min(on), 3)}
+
+
+AREAS = (("SimPy", ("simpy/",)), ("database model", ("idemsim/db/",)),
+         ("handlers and designs", ("idemsim/designs.py", "idemsim/api.py", "idemsim/http.py")),
+         ("client, network, processor", ("idemsim/client.py", "idemsim/network.py", "idemsim/processor.py",
+                                         "idemsim/faults.py")),
+         ("tally, summary, properties", ("idemsim/tally.py", "idemsim/checks.py", "idemsim/properties.py",
+                                         "idemsim/trace.py", "idemsim/measures.py")),
+         ("scenario set-up", ("idemsim/scenario.py", "idemsim/simulation.py", "pydantic")))
+
+
+def profile(n: int, arrivals: str, seed: int, top: int = 20) -> dict[str, Any]:
+    """The full model under cProfile: each area's share of the time spent in its own functions, and the
+    functions that take the most (cProfile's own overhead inflates small functions; the shares still rank)."""
+    import cProfile
+    import pstats
+
+    story = scenario(n, arrivals, seed)
+    from .simulation import simulate
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    simulate(story, trace=False)
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats
+    total = sum(tottime for _, _, tottime, _, _ in stats.values())
+    areas = {name: 0.0 for name, _ in AREAS}
+    areas["other"] = 0.0
+    for (path, _, _), (_, _, tottime, _, _) in stats.items():
+        name = next((area for area, parts in AREAS if any(p in path.replace(os.sep, "/") for p in parts)), "other")
+        areas[name] += tottime
+    functions = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
+    return {"seconds": round(total, 3),
+            "areas": {name: round(seconds / total, 3) for name, seconds in areas.items()},
+            "functions": [{"function": f"{_short(path)}:{line}({name})", "calls": calls,
+                           "share": round(tottime / total, 3)}
+                          for (path, line, name), (_, calls, tottime, _, _) in functions]}
+
+
+def _short(path: str) -> str:
+    path = path.replace(os.sep, "/")
+    for marker in ("/idemsim/", "/simpy/"):
+        if marker in path:
+            return marker.strip("/") + "/" + path.split(marker, 1)[1]
+    return path
+
+
+def _child(command: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
+    """Run ``command``; its wall time (s) and its own peak resident set (MiB, from ``wait4``)."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(child.pid, 0)
+    child.returncode = 0
+    return time.perf_counter() - start, usage.ru_maxrss / 1024
+
+
+def _load_file(directory: str, n: int) -> str:
+    """A scenario file of ``n`` payments of the bench's load (``idemsim run`` needs a file)."""
+    import tomli_w
+
+    path = os.path.join(directory, f"load-{n}.toml")
+    raw = scenario_raw(n, "poisson")
+    with open(path, "wb") as f:
+        tomli_w.dump(raw, f)
+    return path
+
+
+def json_memory(small: int = 5000, large: int = 20000) -> dict[str, Any]:
+    """``idemsim run FILE --format json`` at ``small`` and ``large`` operations: each process's peak memory."""
+    idemsim = [sys.executable, "-m", "idemsim"]
+    with tempfile.TemporaryDirectory() as directory:
+        rows = {}
+        for n in (small, large):
+            seconds, peak = _child(idemsim + ["run", _load_file(directory, n), "--format", "json"])
+            rows[n] = {"operations": n, "seconds": round(seconds, 2), "peak_rss_mib": round(peak, 1)}
+    return {"runs": list(rows.values()), "ratio": round(rows[large]["peak_rss_mib"] / rows[small]["peak_rss_mib"], 2)}
+
+
+def text_speed(n: int = 5000) -> dict[str, Any]:
+    """``idemsim run FILE`` at ``n`` operations as JSON, as text (the load's figures) and as text with every
+    event (``--full``): wall time of each, per event of the trace."""
+    idemsim = [sys.executable, "-m", "idemsim"]
+    with tempfile.TemporaryDirectory() as directory:
+        path = _load_file(directory, n)
+        events = _trace_events(path)
+        out = {"operations": n, "events": events}
+        for name, extra in (("json", ["--format", "json"]), ("text", []), ("text_full", ["--full"])):
+            seconds, peak = _child(idemsim + ["run", path, *extra])
+            out[name] = {"seconds": round(seconds, 2), "us_per_event": round(seconds / events * 1e6, 2),
+                         "peak_rss_mib": round(peak, 1)}
+    out["text_full_vs_json"] = round(out["text_full"]["seconds"] / out["json"]["seconds"], 2)
+    return out
+
+
+def _trace_events(path: str) -> int:
+    from .scenario import load
+    from .simulation import simulate
+
+    count = 0
+
+    def tally(event) -> None:
+        nonlocal count
+        count += 1
+
+    simulate(load(path), stream=tally)
+    return count
+
+
+BARE_CLI = '''
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def run(name: str) -> None:
+    table = Table(title=name)
+    table.add_column("time (s)")
+    table.add_column("what happened")
+    table.add_row("0.000", "client sends POST /charges")
+    Console().print(table)
+
+
+app()
+'''
+
+
+def cli_speed(repeat: int = 5) -> dict[str, Any]:
+    """``idemsim run lost-response`` against a bare typer + rich command that prints one table: the median
+    wall time of ``repeat`` runs of each, each a fresh process."""
+    with tempfile.TemporaryDirectory() as directory:
+        script = os.path.join(directory, "bare_cli.py")
+        with open(script, "w") as f:
+            f.write(BARE_CLI)
+        times: dict[str, list[float]] = {"idemsim": [], "bare": []}
+        for _ in range(repeat):
+            times["idemsim"].append(_child([sys.executable, "-m", "idemsim", "run", "lost-response"])[0])
+            times["bare"].append(_child([sys.executable, script, "lost-response"])[0])
+    median = {name: sorted(values)[len(values) // 2] for name, values in times.items()}
+    return {"idemsim_s": round(median["idemsim"], 3), "bare_s": round(median["bare"], 3),
+            "ratio": round(median["idemsim"] / median["bare"], 2)}
+
+
+# -- the command ------------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m idemsim.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=10000, help="payments (default 10000)")
+    parser.add_argument("--arrivals", choices=ARRIVALS, default="poisson", help="how payments arrive")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each model; the fastest counts")
+    parser.add_argument("--format", choices=("json", "text"), default="json")
+    parser.add_argument("--scaling", type=int, nargs="*", metavar="N",
+                        help="also the cost and memory per payment at these sizes and -n, each in a fresh "
+                             "process (default sizes: 1000 10000)")
+    parser.add_argument("--gc", action="store_true", help="also the collector's share of the full model's time")
+    parser.add_argument("--profile", action="store_true", help="also where the full model's time goes (cProfile)")
+    parser.add_argument("--json-memory", action="store_true",
+                        help="also idemsim run --format json's peak memory at 5,000 and 20,000 operations")
+    parser.add_argument("--text", action="store_true", help="also text output against JSON at 5,000 operations")
+    parser.add_argument("--cli", action="store_true",
+                        help="also idemsim run lost-response against a bare typer + rich command")
+    args = parser.parse_args(argv)
+    if args.n < 1 or args.repeat < 1:
+        parser.error("-n and --repeat must be at least 1")
+    doc = compare(args.n, args.arrivals, args.seed, args.repeat)
+    if args.scaling is not None:
+        doc["scaling"] = scaling(sorted(set((args.scaling or [1000, 10000]) + [args.n])), args.arrivals,
+                                 args.seed, args.repeat)
+    if args.gc:
+        doc["gc"] = gc_share(args.n, args.arrivals, args.seed, args.repeat)
+    if args.profile:
+        doc["profile"] = profile(args.n, args.arrivals, args.seed)
+    if args.json_memory:
+        doc["json_memory"] = json_memory()
+    if args.text:
+        doc["text"] = text_speed()
+    if args.cli:
+        doc["cli"] = cli_speed()
+    if args.format == "json":
+        print(json.dumps(doc, indent=1))
+    else:
+        print(text(doc))
+    return 0
+
+
+def text(doc: dict[str, Any]) -> str:
+    """The figures as lines a reader can compare."""
+    full, bare_ = doc, doc["bare"]
+    lines = [f"{doc['payments']:,} payments, {doc['arrivals']} arrivals (fastest of {doc['repeat']})",
+             f"{'':14}{'payments/s':>12}{'µs/payment':>12}{'events/payment':>16}{'µs/event':>10}{'peak MiB':>10}"]
+    for name, r in (("full model", full), ("bare SimPy", bare_)):
+        lines.append(f"{name:14}{r['payments_per_s']:>12,.0f}{r['us_per_payment']:>12,.1f}"
+                     f"{r['events_per_payment']:>16.2f}{r['us_per_event']:>10.2f}{r['peak_rss_mib']:>10.1f}")
+    lines.append(f"ratio (full ÷ bare payments per second): {doc['ratio']:.3f}")
+    for key in ("scaling", "gc", "profile", "json_memory", "text", "cli"):
+        if key in doc:
+            lines.append(f"{key}: {json.dumps(doc[key], indent=1)}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""A run without a trace is judged exactly like a run with one (``simulate(..., trace=False)``).
+
+Sweeps and explore simulate without a trace: the run keeps only its tally, fed as it goes. Its summary, its
+properties' violations and its sweep measures (`idemsim.measures.of_run`) must be those of the same run with a
+trace, byte for byte, for every shipped story under every design, for random explore schedules, and for the
+shipped loads. A run that streams its trace (``stream=``) gives each event once, the same events in the same
+order as a kept trace, and keeps none. The database model's reclaiming of dead row versions
+(`idemsim.db.engine.Database.vacuum`) changes nothing a run shows, even when it runs after every transaction.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import idemsim.db.engine as engine
+from idemsim import explore
+from idemsim.designs import SHIPPED
+from idemsim.measures import of_run
+from idemsim.properties import check
+from idemsim.scenario import builtin_names, load, runs, sweep_names
+from idemsim.simulation import simulate
+from idemsim.strategies import schedules
+
+STORIES = [story for name in builtin_names() for story in runs(load(name))]
+SHIPPED_DESIGNS = list(SHIPPED)
+
+
+def judged(run) -> str:
+    """Everything a judge reads of a run, as one text: its summary, its violations and its measures."""
+    return json.dumps({"summary": run.summary, "violations": [v.to_dict() for v in check(run)],
+                       "measures": of_run(run)}, sort_keys=True, ensure_ascii=False)
+
+
+def assert_judged_alike(scenario, design, seed=None) -> None:
+    traced = simulate(scenario, design, seed)
+    untraced = simulate(scenario, design, seed, trace=False)
+    assert untraced.trace is None
+    assert judged(untraced) == judged(traced)
+    assert untraced.tables == traced.tables and untraced.ledger == traced.ledger
+    assert untraced.sim_events == traced.sim_events
+
+
+class TestWithoutATrace:
+    @pytest.mark.parametrize("design", SHIPPED_DESIGNS)
+    def test_every_story_is_judged_alike_under_every_design(self, design):
+        """Every shipped story (and variant) gives the same summary, violations and measures without a trace."""
+        for story in STORIES:
+            assert_judged_alike(story, design)
+
+    @pytest.mark.parametrize("name", sweep_names())
+    def test_every_shipped_load_is_judged_alike(self, name):
+        """The shipped sweeps' scenarios (outages, pools, retry budgets, many operations), cut to 150
+        operations where they generate more, under every design they sweep."""
+        scenario = load(name)
+        if scenario.arrivals is not None and scenario.arrivals.count > 150:
+            scenario = load(name, ["arrivals.count=150"])
+        for design in scenario.sweep.designs or SHIPPED_DESIGNS:
+            assert_judged_alike(scenario, design, 3)
+
+    @settings(max_examples=40)
+    @given(schedules(), st.sampled_from(SHIPPED_DESIGNS), st.sampled_from(["none", "request-key"]))
+    def test_random_explore_schedules_are_judged_alike(self, schedule, design, processor_key):
+        """Any schedule the search may choose, under any design, with or without the processor's key."""
+        scenario = explore.scenario_for(design, schedule, [f"api.processor_key={processor_key!r}"])
+        assert_judged_alike(scenario, design, scenario.seed)
+
+    def test_a_lossy_load_with_retries_is_judged_alike(self):
+        """A load with random losses, jitter and retries: the tally sees every retry and replay."""
+        for design in SHIPPED_DESIGNS:
+            scenario = load("lost-response", ["network.request.loss=0.3", "network.response.loss=0.3",
+                                              "client.jitter='full'", "client.max_attempts=6", "faults=[]",
+                                              "arrivals={process='poisson', count=200, gap=0.05}"])
+            assert_judged_alike(scenario, design, 5)
+
+
+class TestStreaming:
+    def test_a_streamed_trace_is_the_kept_trace(self):
+        """Streaming gives each event as it is recorded, in the kept trace's order, and keeps none."""
+        for story in STORIES[:12]:
+            kept = simulate(story)
+            streamed = []
+            run = simulate(story, stream=streamed.append)
+            assert len(run.trace) == 0
+            assert [e.to_dict() for e in streamed] == kept.trace.to_list()
+            assert run.summary == kept.summary
+
+
+class TestVacuum:
+    def test_reclaiming_after_every_transaction_changes_nothing(self, monkeypatch):
+        """With the database reclaiming dead versions after every transaction, every story's trace, tables and
+        summary are what they are without it."""
+        before = {}
+        for story in STORIES:
+            run = simulate(story)
+            before[(story.name, story.variant)] = (run.trace.to_json(), run.tables, run.summary)
+        monkeypatch.setattr(engine, "VACUUM_MIN", 1)
+        for story in STORIES:
+            run = simulate(story)
+            assert (run.trace.to_json(), run.tables, run.summary) == before[(story.name, story.variant)], story.name
+
+    def test_dead_versions_are_reclaimed(self):
+        """After many payments the key table holds one version per live row, not every version ever written."""
+        db = engine.Database(simpy.Environment())
+        for i in range(3000):
+            conn = db.connect(f"c{i}")
+            for op, fields in (("begin", {}), ("register_key", {"key": f"k{i}", "fingerprint": "f"}),
+                               ("complete_key", {"key": f"k{i}", "response": {"status": 201}}), ("commit", {})):
+                statement = conn.execute(op, **fields)
+                with pytest.raises(StopIteration):
+                    next(statement)
+        db.vacuum()
+        assert len(db.versions[engine.KEYS]) == 3000 and db.written[engine.KEYS] == 6000
+        assert db.key_counts() == (3000, 0)
+        assert all(v.xmin is engine.FROZEN for v in db.versions[engine.KEYS])
