@@ -137,9 +137,7 @@ class Handler:
     @property
     def fingerprint(self) -> str:
         """The request body's fingerprint (a short hash): the same body always gives the same one."""
-        from .http import fingerprint
-
-        return fingerprint(self.request.body)
+        return self.api.fingerprint_of(self.request.body)
 
     @property
     def amount(self) -> Any:
@@ -258,6 +256,8 @@ class Api:
         self.pool = simpy.Resource(env, config.pool_size) if config.pool_size is not None else None
         """The database connections handlers take, first come first served (None: as many as needed)."""
         self.requests = 0
+        self._fingerprints: dict[int, tuple[Any, str]] = {}
+        """id(body) -> (body, its fingerprint): the operations of a load share one body; each is hashed once."""
         self.balance = config.balance
         self.items: dict[str, Any] = dict(config.items)
         self.log_lines = 0
@@ -272,6 +272,18 @@ class Api:
         if self.design_spec.completer is not None and completer_period(config) is not None:
             env.process(self._completer())
             self.daemons.append("completer")
+
+    def fingerprint_of(self, body: Any) -> str:
+        """``idemsim.http.fingerprint(body)``, computed once per body object of the run (a request's body is
+        the operation's, never changed)."""
+        known = self._fingerprints.get(id(body))
+        if known is not None and known[0] is body:
+            return known[1]
+        from .http import fingerprint
+
+        value = fingerprint(body)
+        self._fingerprints[id(body)] = (body, value)
+        return value
 
     # -- requests ---------------------------------------------------------------------------------------
     def receive(self, request: Request, respond: Callable[..., None]) -> None:

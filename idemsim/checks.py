@@ -25,11 +25,13 @@ def _seen(status: int | None) -> int | str:
     return "timeout" if status is None else status
 
 
-def summarize(run, db) -> dict[str, Any]:
+def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
+    """The run's summary; ``keys``: the key records left, and how many of them are in progress
+    (`idemsim.db.engine.Database.key_counts`)."""
     tally = run.tally
     replays = len(tally.replays)
     violations = check_properties(run)
-    keys_held, keys_in_progress = db.key_counts()
+    keys_held, keys_in_progress = keys
     operations = [{
         "op": r.op,
         "logical": r.logical,

@@ -154,7 +154,7 @@ class Operation(InputModel):
                                    "request": request, "problem": problem})
 
 
-@dataclass
+@dataclass(slots=True)
 class OperationResult:
     """What the client knows at the end of one operation."""
 

@@ -84,7 +84,7 @@ def _keyed(design):
         if key is None:
             return (yield from _missing_key(h))
         body = h.request.body or {}
-        return (yield from design(h, key, fingerprint(h.request.body), body.get("amount", 0)))
+        return (yield from design(h, key, h.fingerprint, body.get("amount", 0)))
 
     return handler
 

@@ -205,8 +205,11 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     plan = FaultPlan(scenario.faults, rng, {"request": scenario.network.request,
                                            "response": scenario.network.response})
     network = Network(env, plan, trace)
-    db = Database(env, unique_key=unique_constraint(scenario, design),
-                  on_event=_db_recorder(trace) if isinstance(trace, Trace) else _db_tally(tally))
+    if isinstance(trace, Trace):
+        db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
+    else:
+        db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_tally(tally),
+                      on_result=_db_result_tally(tally))
     processor = Processor(env, scenario.processor, scenario.api.charge_seconds, plan, trace, scenario.api.charge)
     api = Api(env, db, processor, design, scenario.api, plan, trace)
     in_turn = range(0)
@@ -244,7 +247,9 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     processes = [env.process(c.run()) for i, c in enumerate(clients) if i not in in_turn]
     if in_turn:
         processes.insert(in_turn.start, env.process(_one_after_another(env, clients[in_turn.start:in_turn.stop])))
-    env.run(until=simpy.AllOf(env, processes))
+    ended = _all_ended(env, processes)
+    del processes  # a client's process is let go as soon as it ends
+    env.run(until=ended)
 
     def settle() -> None:
         deadline = env.now + SETTLE_SECONDS
@@ -266,8 +271,30 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
               [c.result for c in clients],
               {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}, list(plan.fired),
               list(processor.ledger), tally, sim_events=env.events)
-    run.summary = summarize(run, db)
+    keys = db.key_counts()
+    # The run is over: its pending timers, and with them the model (clients, handlers, the database), are let go
+    # before the summary is made, so that the summary's peak of memory is not on top of the model's.
+    env._queue.clear()
+    del env, db, api, clients, processor, network, plan, recorder, trace
+    run.summary = summarize(run, keys)
     return run
+
+
+def _all_ended(env: simpy.Environment, processes: list) -> simpy.Event:
+    """An event triggered when the last of ``processes`` has ended, exactly when ``simpy.AllOf(env, processes)``
+    would be, without holding the processes (each is let go when it ends)."""
+    ended = env.event()
+    left = len(processes)
+
+    def one_ended(_event) -> None:
+        nonlocal left
+        left -= 1
+        if left == 0:
+            ended.succeed()
+
+    for process in processes:
+        process.callbacks.append(one_ended)
+    return ended
 
 
 def _one_after_another(env: simpy.Environment, clients: list[Client]):
@@ -281,8 +308,20 @@ def with_arrivals(scenario: Scenario, rng: random.Random) -> Scenario:
     poisson process draws its gaps from ``rng`` before anything else does."""
     arrivals = scenario.arrivals
     template = arrivals.operation
-    generated = [template.model_copy(update={"at": t}) for t in arrivals.times(rng)]
+    fields_set = template.model_fields_set | {"at"}
+    generated = [_copy_at(template, t, fields_set) for t in arrivals.times(rng)]
     return scenario.model_copy(update={"operations": list(scenario.operations) + generated, "arrivals": None})
+
+
+def _copy_at(template, at: float, fields_set: set[str]):
+    """``template.model_copy(update={"at": at})``, the arrivals sharing one set of fields set (pydantic copies it
+    for each, and a load has many)."""
+    copied = template.__class__.__new__(template.__class__)
+    object.__setattr__(copied, "__dict__", {**template.__dict__, "at": at})
+    object.__setattr__(copied, "__pydantic_fields_set__", fields_set)
+    object.__setattr__(copied, "__pydantic_extra__", template.__pydantic_extra__)
+    object.__setattr__(copied, "__pydantic_private__", template.__pydantic_private__)
+    return copied
 
 
 def _config(scenario: Scenario, operation):
@@ -307,15 +346,21 @@ def _db_recorder(trace: Trace):
 
 
 def _db_tally(tally: Tally):
-    """Without a trace: the DB model's results go to the tally directly, with no event made."""
-    take_result = tally.db_result
+    """Without a trace: the DB model's waits go to the tally directly."""
     take_wait = tally.takes()["db.wait"]
 
     def record(event: DbEvent) -> None:
         if event.kind == "wait":
             take_wait(event.t, event.conn, None)
-            return
-        r = event.result
-        take_result(event.conn, event.op, event.fields, r.rows, r.error, r.id, round(r.waited, 6))
+
+    return record
+
+
+def _db_result_tally(tally: Tally):
+    """Without a trace: the DB model's results go to the tally directly, with no event made."""
+    take_result = tally.db_result
+
+    def record(conn: str, op: str, fields: dict, r) -> None:
+        take_result(conn, op, fields, r.rows, r.error, r.id, round(r.waited, 6) if r.waited else 0.0)
 
     return record

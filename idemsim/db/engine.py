@@ -139,6 +139,7 @@ class Database:
 
     def __init__(self, env: simpy.Environment, *, unique_key: bool = True, deadlock_timeout: float = 1.0,
                  on_event: Callable[[DbEvent], None] | None = None,
+                 on_result: Callable[[str, str, dict, Result], None] | None = None,
                  wake_order: Callable[[Sequence[LockWait]], Sequence[LockWait]] = arrival_order):
         self.env = env
         self.unique_key = unique_key
@@ -147,6 +148,9 @@ class Database:
         """Seconds a wait lasts before its session looks for a wait cycle (PostgreSQL's `deadlock_timeout`)."""
         self.on_event = on_event
         """Called with every `DbEvent`."""
+        self.on_result = on_result
+        """If given, called with (connection name, op, fields, `Result`) when a statement ends, instead of
+        `on_event` with a "result" `DbEvent` (no event is made: a run without a trace feeds its tally so)."""
         self.wake_order = wake_order
         """Order in which the waiters of an ending transaction resume (they all resume at the same instant)."""
         self.versions: dict[str, list[RowVersion]] = {KEYS: [], CHARGES: []}
@@ -289,15 +293,19 @@ class Database:
         reader fails at a scan that would have examined a reclaimed version, as before: `Connection._scan_keys`.)
         Runs when enough versions were written since the last time that its cost per version stays constant."""
         horizon = self.horizon()
+        removed: set[int] = set()
+        """The ids of the versions reclaimed."""
 
         def keep(v: RowVersion) -> bool:
             xmin = v.xmin
             if xmin.state == ABORTED:
+                removed.add(id(v))
                 return False
             xmax = v.xmax
             if xmax is not None:
                 if xmax.state == COMMITTED:
                     if xmax.commit_seq <= horizon:
+                        removed.add(id(v))
                         return False
                 elif xmax.state == ABORTED:
                     v.xmax = v.successor = None
@@ -308,13 +316,13 @@ class Database:
                 v.locker = None
             return True
 
-        for table in (KEYS, CHARGES):
-            self.versions[table] = [v for v in self.versions[table] if keep(v)]
+        keys = self.versions[KEYS]
+        self.versions[KEYS] = [v for v in keys if keep(v)]
+        touched = {v.values["key"] for v in keys if id(v) in removed}
+        self.versions[CHARGES] = [v for v in self.versions[CHARGES] if keep(v)]
         by_key = self.versions_by_key
-        kept = {id(v) for v in self.versions[KEYS]}
-        for key, versions in by_key.items():
-            if versions:
-                by_key[key] = [v for v in versions if id(v) in kept]
+        for key in touched:
+            by_key[key] = [v for v in by_key[key] if id(v) not in removed]
         self._min_expiry = min((v.values["expires_at"] for v in self.versions[KEYS]), default=float("inf"))
         self._unvacuumed = 0
         self._vacuum_at = max(VACUUM_MIN, len(self.versions[KEYS]) + len(self.versions[CHARGES]))
@@ -437,7 +445,9 @@ class Connection:
         except SqlError as failure:
             rows, row, error = None, None, failure.sqlstate
         result = Result(rows, row, error, stmt.id, stmt.waited, tuple(stmt.blocked_by) if stmt.blocked_by else ())
-        if db.on_event is not None:
+        if db.on_result is not None:
+            db.on_result(self.name, op, fields, result)
+        elif db.on_event is not None:
             db.on_event(DbEvent(db.env.now, self.name, "result", op, result=result, fields=fields))
         return result
 
