@@ -293,9 +293,17 @@ def _load_file(directory: str, n: int) -> str:
     return path
 
 
+def _idemsim() -> list[str]:
+    """The ``idemsim`` command of this Python (its console script), else the same entry point through -c."""
+    import shutil
+
+    script = shutil.which("idemsim", path=os.path.dirname(sys.executable))
+    return [script] if script else [sys.executable, "-c", "from idemsim.cli import main; main()"]
+
+
 def json_memory(small: int = 5000, large: int = 20000) -> dict[str, Any]:
     """``idemsim run FILE --format json`` at ``small`` and ``large`` operations: each process's peak memory."""
-    idemsim = [sys.executable, "-m", "idemsim"]
+    idemsim = _idemsim()
     with tempfile.TemporaryDirectory() as directory:
         rows = {}
         for n in (small, large):
@@ -307,7 +315,7 @@ def json_memory(small: int = 5000, large: int = 20000) -> dict[str, Any]:
 def text_speed(n: int = 5000) -> dict[str, Any]:
     """``idemsim run FILE`` at ``n`` operations as JSON, as text (the load's figures) and as text with every
     event (``--full``): wall time of each, per event of the trace."""
-    idemsim = [sys.executable, "-m", "idemsim"]
+    idemsim = _idemsim()
     with tempfile.TemporaryDirectory() as directory:
         path = _load_file(directory, n)
         events = _trace_events(path)
@@ -364,7 +372,7 @@ def cli_speed(repeat: int = 5) -> dict[str, Any]:
             f.write(BARE_CLI)
         times: dict[str, list[float]] = {"idemsim": [], "bare": []}
         for _ in range(repeat):
-            times["idemsim"].append(_child([sys.executable, "-m", "idemsim", "run", "lost-response"])[0])
+            times["idemsim"].append(_child(_idemsim() + ["run", "lost-response"])[0])
             times["bare"].append(_child([sys.executable, script, "lost-response"])[0])
     median = {name: sorted(values)[len(values) // 2] for name, values in times.items()}
     return {"idemsim_s": round(median["idemsim"], 3), "bare_s": round(median["bare"], 3),

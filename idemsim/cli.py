@@ -199,6 +199,12 @@ def run(
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         stories = [pick(loaded, variant, set_)] if variant is not None else runs(loaded, set_)
+        if format is RunFormat.json:  # written as the runs go (views/json_stream.py); else kept and printed
+            from .views import json_stream
+
+            summaries = json_stream.write(stories, design, seed, FORMAT_VERSION, _json_escape)
+            if summaries is not None:
+                raise typer.Exit(max(VERDICT_EXIT[s["verdict"]] for s in summaries))
         results = [simulate(s, design, seed) for s in stories]
     if format is RunFormat.json:
         main, *others = results

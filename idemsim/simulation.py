@@ -104,18 +104,23 @@ class Run:
 
     def trace_json(self) -> list[dict[str, Any]]:
         """The trace as JSON-ready data, each DB event with the SQL it stands for (`idemsim.db.sql.sql_for`)."""
-        from .db.sql import sql_for
-
-        trace = self.trace.to_list()
-        for event in trace:
-            if event["kind"] in ("db.wait", "db.result"):
-                event["data"] = {**event["data"], "sql": sql_for(event["data"]["op"], event["data"]["fields"])}
-        return trace
+        return [event_json(event) for event in self.trace]
 
     def to_dict(self) -> dict[str, Any]:
         """The run as JSON-ready data: its trace and its summary."""
         return {"scenario": self.scenario.name, "variant": self.scenario.variant, "design": self.design,
                 "seed": self.seed, "trace": self.trace_json(), "summary": self.summary}
+
+
+def event_json(event) -> dict[str, Any]:
+    """One event as JSON-ready data; a DB event with the SQL it stands for, rendered now (the model never
+    renders it)."""
+    out = event.to_dict()
+    if out["kind"] in ("db.wait", "db.result"):
+        from .db.sql import sql_for
+
+        out["data"] = {**out["data"], "sql": sql_for(out["data"]["op"], out["data"]["fields"])}
+    return out
 
 
 class BoundedEnvironment(simpy.Environment):

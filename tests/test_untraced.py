@@ -117,3 +117,37 @@ class TestVacuum:
         assert len(db.versions[engine.KEYS]) == 3000 and db.written[engine.KEYS] == 6000
         assert db.key_counts() == (3000, 0)
         assert all(v.xmin is engine.FROZEN for v in db.versions[engine.KEYS])
+
+
+class TestJsonStream:
+    @pytest.mark.parametrize("name", ["lost-response", "crash-in-progress", "key-reuse", "http-methods"])
+    def test_run_format_json_writes_the_kept_document(self, cli, name):
+        """`run --format json` writes, as the runs go, exactly the document the kept runs give."""
+        from idemsim.cli import json_text
+        from idemsim.simulation import FORMAT_VERSION
+
+        main, *others = [simulate(story) for story in runs(load(name))]
+        expected = json_text({"version": FORMAT_VERSION, **main.to_dict(), "variants": [r.to_dict() for r in others]})
+        result = cli("run", name, "--format", "json")
+        assert result.stdout == expected + "\n"
+
+    def test_a_streamed_run_keeps_no_event(self, monkeypatch):
+        """The runs of `run --format json` keep no trace: each event is written and let go."""
+        import idemsim.simulation as simulation
+        from idemsim.views import json_stream
+
+        kept = []
+        real = simulation.simulate
+
+        def spy(*args, **kwargs):
+            run = real(*args, **kwargs)
+            kept.append(len(run.trace))
+            return run
+
+        monkeypatch.setattr(simulation, "simulate", spy)
+        import io
+        import sys
+
+        monkeypatch.setattr(sys, "stdout", io.StringIO())
+        json_stream.write(runs(load("crash-in-progress")), None, None, 1, lambda ch: ch)
+        assert kept and set(kept) == {0} and sys.stdout.getvalue().startswith("{\n \"version\": 1")
