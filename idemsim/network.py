@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 from .faults import Fate, FaultPlan
 from .fields import InputModel, PositiveSeconds, Probability, Seconds
 from .trace import Trace
+from .waits import later
 
 
 class Latency(InputModel):
@@ -89,23 +90,22 @@ class Network:
             if outage is not None:
                 index, fault = outage
                 if message == "request" and fault.mode == "503" and unavailable is not None:
-                    self.env.process(self._deliver(fate.latency, unavailable))
+                    later(self.env, fate.latency, self._arrived, unavailable)
                     return
                 fate = Fate(True, fate.latency, index)
         if fate.lost:
-            self.env.process(self._lose(message, request_id, src, dst, fate))
+            # The loss is recorded halfway: the message left and never arrived.
+            later(self.env, fate.latency / 2, self._lost, (message, request_id, src, dst, fate))
         else:
-            self.env.process(self._deliver(fate.latency, deliver))
+            later(self.env, fate.latency, self._arrived, deliver)
 
-    def _lose(self, message, request_id, src, dst, fate):
-        # The loss is recorded halfway: the message left and never arrived.
-        yield self.env.timeout(fate.latency / 2)
+    def _lost(self, message_lost: tuple) -> None:
+        message, request_id, src, dst, fate = message_lost
         self.in_flight -= 1
         if self.trace.complete:  # (the tally takes no loss: without a trace, it is not recorded)
             self.trace.record(self.env.now, "net", f"{message}.lost", None, request=request_id,
                               fault=fate.fault, src=src, dst=dst)
 
-    def _deliver(self, latency: float, deliver: Callable[[], None]):
-        yield self.env.timeout(latency)
+    def _arrived(self, deliver: Callable[[], None]) -> None:
         self.in_flight -= 1
         deliver()

@@ -12,7 +12,7 @@ value tells. Neither event may fail.
 
 from __future__ import annotations
 
-from simpy.events import PENDING, Event
+from simpy.events import PENDING, URGENT, Event
 
 
 class FirstOf(Event):
@@ -30,6 +30,23 @@ class FirstOf(Event):
             self._ok = True
             self._value = None
             self.env.schedule(self)
+
+
+def later(env, delay: float, action, argument) -> None:
+    """Call ``action(argument)`` ``delay`` seconds from now, at exactly the place in the schedule where a process
+    started now that waits ``delay`` seconds and then calls it would (``env.process(...)`` of a generator that
+    yields ``env.timeout(delay)``): an urgent event now, which schedules the timeout when it is processed. What
+    the process would add after, its own ending (an event nothing waits for), is left out; so is the process.
+    A message on the network is carried so, once per message."""
+
+    def start(_event: Event) -> None:
+        env.timeout(delay).callbacks.append(lambda _timeout: action(argument))
+
+    begun = Event(env)
+    begun._ok = True
+    begun._value = None
+    begun.callbacks.append(start)
+    env.schedule(begun, URGENT)
 
 
 def fired(event: Event) -> bool:
