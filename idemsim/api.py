@@ -152,7 +152,8 @@ class Handler:
             raise DesignError(f"design {self.api.design!r}: the handler of request {self.request.id} sent more "
                               f"than {MAX_STATEMENTS} statements (a loop that never answers?) at "
                               f"{self.env.now:.3f} s")
-        self._alive()
+        if self.generation != self.api.generation:
+            raise ApiCrashed("process died")
         self.in_statement = True
         result = yield from self.conn.execute(op, **fields)
         self.in_statement = False
@@ -188,6 +189,8 @@ class Handler:
     def point(self, point: str) -> None:
         """A named crash point: the process dies here if the fault plan says so."""
         self._alive()
+        if not self.api.plan.crashes:
+            return
         crash = self.api.plan.crash(point, self.request.op, self.request.attempt)
         if crash is not None:
             self.api.crash(self.name, point, crash.restart_after)

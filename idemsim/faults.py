@@ -161,6 +161,8 @@ class FaultPlan:
         """Indices of the scripted faults that happened, in the order they happened."""
         self.outages = any(f.kind == "outage" for f in self.faults)
         """Whether any outage is scheduled (messages need not be checked otherwise)."""
+        self.crashes = any(f.kind == "crash" for f in self.faults)
+        """Whether any crash is scheduled (crash points need not ask otherwise)."""
         self._at: dict[tuple, list[int]] = {}
         """(kind, op, attempt) -> the indices of the faults of that kind aimed at that attempt, in order."""
         for i, f in enumerate(self.faults):

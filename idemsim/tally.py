@@ -154,6 +154,12 @@ class Tally:
         if d["resource"] == "balance":
             self.balance_changed = True
 
+    def result(self, conn: str, op: str, fields: dict, result) -> None:
+        """A statement of ``conn`` ended with ``result`` (an `idemsim.db.engine.Result`): as `db_result`, for a run
+        without a trace, which has no event to take it from."""
+        waited = result.waited
+        self.db_result(conn, op, fields, result.rows, result.error, result.id, round(waited, 6) if waited else 0.0)
+
     def db_result(self, conn: str, op: str, fields: dict | None, rows: int | None, error: str | None,
                   id: int | None, waited: float) -> None:
         """A statement of ``conn`` ended (``waited``: seconds it was blocked, rounded to the microsecond)."""
