@@ -151,3 +151,25 @@ class TestJsonStream:
         monkeypatch.setattr(sys, "stdout", io.StringIO())
         json_stream.write(runs(load("crash-in-progress")), None, None, 1, lambda ch: ch)
         assert kept and set(kept) == {0} and sys.stdout.getvalue().startswith("{\n \"version\": 1")
+
+
+class TestLongTimelines:
+    @pytest.mark.parametrize("width, color", [(60, None), (100, "standard"), (160, "truecolor")])
+    def test_row_by_row_is_richs_table(self, width, color):
+        """The timeline written row by row (as a long one is) is the rich table, character for character, at
+        any width, with or without colour, wrapped descriptions included."""
+        import io
+
+        from rich.console import Console
+
+        from idemsim.views.terminal import print_timeline, timeline_table
+
+        def printed(draw) -> str:
+            out = io.StringIO()
+            draw(Console(file=out, width=width, force_terminal=color is not None, color_system=color,
+                         highlight=False, soft_wrap=False))
+            return out.getvalue()
+
+        for story in STORIES + [load("herd", ["arrivals.count=40"])]:
+            run = simulate(story)
+            assert printed(lambda c: print_timeline(c, run, long=0)) == printed(lambda c: c.print(timeline_table(run)))

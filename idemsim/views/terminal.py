@@ -45,6 +45,91 @@ def timeline_table(run) -> Table:
     return table
 
 
+LONG_TIMELINE = 1000
+"""A timeline with more events than this is written row by row (`print_timeline`) instead of as one rich Table."""
+
+
+def _timeline_rows(run) -> list[tuple[str, str, str, str]]:
+    """Each event as the timeline table shows it: time, who to whom, what happened, and its style."""
+    rows = []
+    for e in run.trace:
+        src, dst = endpoints(e)
+        style = KIND_STYLE.get(e.kind, "")
+        if e.kind == "db.result" and e.data.get("waited"):
+            style = "yellow"
+        if e.kind == "db.result" and e.data.get("error"):
+            style = "red"
+        rows.append((f"{e.t:.3f}", safe(f"{src} → {dst}" if dst else src), safe(describe(e, short=True)), style))
+    return rows
+
+
+def print_timeline(console: Console, run, long: int = LONG_TIMELINE) -> None:
+    """The timeline table of `timeline_table`, printed; a long one (more than ``long`` events) written row by row,
+    exactly as rich would lay the whole table out, without building it: rich takes about 200 µs a row to measure
+    and render a table, and holds all of it; this takes a few µs a row and holds one. The column widths are the
+    ones rich computes for the table (from the header and the widest cell of each column: only the widest counts);
+    the title, the header and the edges are rich's own, rendered from a table of no rows with those widths; a
+    description longer than its column is wrapped by rich, as in the table."""
+    if len(run.trace) <= long or console.record or getattr(console, "_buffer_index", 0):
+        console.print(timeline_table(run))  # short, or the console keeps what it prints: rich's own table
+        return
+    from rich.cells import cell_len
+    from rich.style import Style
+
+    rows = _timeline_rows(run)
+    widest = [max(rows, key=lambda row, i=i: cell_len(row[i]))[i] for i in range(3)]
+    sizing = _timeline_frame(run)
+    sizing.add_row(widest[0], Text(widest[1]), Text(widest[2]))
+    try:
+        widths = sizing._calculate_column_widths(console, console.options.update_width(console.width
+                                                                                         - sizing._extra_width))
+    except AttributeError:  # another rich: lay it out the slow way
+        console.print(timeline_table(run))
+        return
+    if sum(widths) + sizing._extra_width > console.width or any(w < 3 for w in widths):
+        console.print(timeline_table(run))  # too narrow for the columns as they are: rich's last resort
+        return
+    frame = _timeline_frame(run, [widths[0] - 1, widths[1] - 2, widths[2] - 1])
+    with console.capture() as capture:
+        console.print(frame)
+    head = capture.get().split("\n")
+    time_width, who_width, what_width = widths[0] - 1, widths[1] - 2, widths[2] - 1
+    blank = " " * (widths[0] + widths[1] + 4)
+    color = console.color_system is not None
+    styles: dict[str, Any] = {}
+    out = ["\n".join(head[:-2]) + "\n"]
+    for time, who, what, style in rows:
+        left = f" {' ' * (time_width - len(time))}{time}   {who}{' ' * (who_width - cell_len(who))}   "
+        if cell_len(what) <= what_width:
+            lines = [what + " " * (what_width - cell_len(what))]
+        else:
+            lines = [line.plain + " " * (what_width - line.cell_len)
+                     for line in Text(what).wrap(console, what_width, overflow="fold")]
+        if color and style:
+            render = styles.get(style)
+            if render is None:
+                render = styles[style] = Style.parse(style)
+            lines = [render.render(line, color_system=console.color_system) for line in lines]
+        out.append(left + lines[0] + " \n")
+        out.extend(blank + line + " \n" for line in lines[1:])
+        if len(out) > 500:
+            console.file.write("".join(out))
+            out = []
+    out.append(head[-2] + "\n")
+    console.file.write("".join(out))
+    console.file.flush()
+
+
+def _timeline_frame(run, widths: list[int] | None = None) -> Table:
+    """The timeline table without rows (its columns of fixed ``widths``, if given)."""
+    table = Table(title=Text(safe(f"{run.name} — design {run.design}")), title_justify="left", expand=False,
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    table.add_column("time (s)", justify="right", no_wrap=True, width=widths[0] if widths else None)
+    table.add_column("from → to", no_wrap=True, width=widths[1] if widths else None)
+    table.add_column("what happened", overflow="fold", width=widths[2] if widths else None)
+    return table
+
+
 BRIEF_KINDS = frozenset({"op.start", "attempt.send", "request.lost", "request.refused", "response.send",
                          "response.lost", "response.arrive", "gateway.timeout", "attempt.timeout", "attempt.end",
                          "client.backoff", "client.give_up", "op.end", "api.crash", "api.restart"})
@@ -222,7 +307,7 @@ def print_run(console: Console, run, sets: list[str] | None = None, source: str 
         for line in brief_lines(run, console.width):
             console.print(line, soft_wrap=True)
     else:
-        console.print(timeline_table(run))
+        print_timeline(console, run)
     console.print(summary_table(run, sets, source))
     for line in continued(reproduce_command(run, sets, source), console.width, "reproduce: "):
         console.print(safe(line), soft_wrap=True, highlight=False, markup=False)
