@@ -70,21 +70,6 @@ class Tally:
     _blocks: dict[str, list] = field(default_factory=dict)
     """Per connection with an open ``begin`` block: [failed, pending writes]."""
 
-    def __post_init__(self) -> None:
-        self._takes = {
-            "db.result": self._db_result_event,
-            "db.wait": self._db_wait,
-            "request.arrive": self._arrive,
-            "pool.acquire": self._pool_acquire,
-            "attempt.send": self._attempt_send,
-            "attempt.end": self._attempt_end,
-            "response.send": self._response,
-            "response.dropped": self._response,
-            "completer.finish": self._completer_finish,
-            "processor.capture": self._capture,
-            "state.change": self._state_change,
-        }
-
     @classmethod
     def of(cls, events) -> "Tally":
         """A tally of a stored trace."""
@@ -95,14 +80,14 @@ class Tally:
 
     def observe(self, e) -> None:
         """Take one recorded event into account."""
-        take = self._takes.get(e.kind)
+        take = _TAKES.get(e.kind)
         if take is not None:
-            take(e.t, e.actor, e.data)
+            take(self, e.t, e.actor, e.data)
 
     def takes(self) -> dict:
         """Event kind -> the function ``(t, actor, data)`` that takes such an event into account; kinds not here
         change nothing (a simulation without a trace records only these)."""
-        return self._takes
+        return {kind: take.__get__(self) for kind, take in _TAKES.items()}
 
     # -- one kind of event each ----------------------------------------------------------------------------
     def _db_result_event(self, t: float, conn: str, d: dict) -> None:
@@ -215,3 +200,20 @@ class Tally:
             if answer is not None:
                 first.setdefault(key, answer)
         return first
+
+
+_TAKES = {
+    "db.result": Tally._db_result_event,
+    "db.wait": Tally._db_wait,
+    "request.arrive": Tally._arrive,
+    "pool.acquire": Tally._pool_acquire,
+    "attempt.send": Tally._attempt_send,
+    "attempt.end": Tally._attempt_end,
+    "response.send": Tally._response,
+    "response.dropped": Tally._response,
+    "completer.finish": Tally._completer_finish,
+    "processor.capture": Tally._capture,
+    "state.change": Tally._state_change,
+}
+"""Event kind -> the `Tally` method that takes it into account (a table of the class, so that a tally holds no
+reference to itself and is freed as soon as its run is)."""
