@@ -181,6 +181,9 @@ def make_key(rng: random.Random) -> str:
 class Client:
     """Runs one logical operation as a SimPy process; ``result`` fills in as it goes."""
 
+    __slots__ = ("env", "op", "logical", "key", "operation", "config", "rng", "network", "api", "trace", "name",
+                 "result", "budget", "_waiting")
+
     def __init__(self, env: simpy.Environment, op: int, operation: Operation, config: ClientConfig,
                  rng: random.Random, network: Network, api, trace: Trace, *, key: str | None = None,
                  logical: int | None = None, budget: TokenBucket | None = None) -> None:
