@@ -13,7 +13,7 @@ way, a server whose only idempotency is a dict lookup, the same timeouts, retrie
 database, no checks. Both run in the same process, one after the other, so their ratio is measured under the
 same conditions; each is timed with `time.perf_counter` around the run alone (the full model's includes its
 summary and properties), and its memory is the process's peak resident set (``ru_maxrss``) after it ran, the
-bare model first (it needs less, so the full model's peak is its own). Options measure the other figures of
+bare model first (it needs less, so the full model's peak is its own), both after the same imports. Options measure the other figures of
 issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a fresh process), ``--gc`` (the
 share of the time the garbage collector takes), ``--profile`` (where the time goes), ``--json-memory``
 (``idemsim run --format json`` at 5,000 and 20,000 operations), ``--text`` (text output against JSON, per
@@ -175,6 +175,9 @@ def _peak_rss_mib() -> float:
 def compare(n: int, arrivals: str = "poisson", seed: int = 1, repeat: int = 1) -> dict[str, Any]:
     """The bare model, then the full one, ``repeat`` times in turn; each model's fastest run, and the memory
     each reached on its first run."""
+    from . import simulation  # noqa: F401 (imported before either model runs: both start from the same memory)
+
+    scenario(n, arrivals, seed)
     bare_runs, full_runs = [], []
     for _ in range(repeat):
         bare_runs.append(run_bare(n, arrivals, seed))
@@ -189,28 +192,37 @@ def compare(n: int, arrivals: str = "poisson", seed: int = 1, repeat: int = 1) -
 
 
 # -- the other figures ------------------------------------------------------------------------------------------
-def scaling(sizes: list[int], arrivals: str, seed: int, repeat: int) -> dict[str, Any]:
-    """Each size in a fresh process (so that each peak is its own): cost and memory per payment as N grows."""
+def scaling(sizes: list[int], arrivals: str, seed: int, repeat: int) -> list[dict[str, Any]]:
+    """The comparison at each of ``sizes``, each in a fresh process (so that each peak is its own)."""
     rows = []
     for n in sorted(sizes):
         out = subprocess.run([sys.executable, "-m", "idemsim.bench", "-n", str(n), "--arrivals", arrivals,
                               "--seed", str(seed), "--repeat", str(repeat)], capture_output=True, text=True,
                              check=True)
-        doc = json.loads(out.stdout)
-        rows.append({"payments": n, "us_per_payment": doc["us_per_payment"],
-                     "bare_us_per_payment": doc["bare"]["us_per_payment"], "peak_rss_mib": doc["peak_rss_mib"],
-                     "bare_peak_rss_mib": doc["bare"]["peak_rss_mib"], "ratio": doc["ratio"]})
+        rows.append(_scaling_row(json.loads(out.stdout)))
+    return rows
+
+
+def _scaling_row(doc: dict[str, Any]) -> dict[str, Any]:
+    return {"payments": doc["payments"], "us_per_payment": doc["us_per_payment"],
+            "bare_us_per_payment": doc["bare"]["us_per_payment"], "peak_rss_mib": doc["peak_rss_mib"],
+            "bare_peak_rss_mib": doc["bare"]["peak_rss_mib"], "ratio": doc["ratio"]}
+
+
+def growth(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How cost and memory per payment grow over ``rows`` (ascending sizes): the cost from the first size to the
+    last, the memory per payment between the last two."""
     first, last = rows[0], rows[-1]
-    growth = {"from": first["payments"], "to": last["payments"],
-              "cost_per_payment": round(last["us_per_payment"] / first["us_per_payment"], 2),
-              "bare_cost_per_payment": round(last["bare_us_per_payment"] / first["bare_us_per_payment"], 2)}
+    out = {"from": first["payments"], "to": last["payments"],
+           "cost_per_payment": round(last["us_per_payment"] / first["us_per_payment"], 2),
+           "bare_cost_per_payment": round(last["bare_us_per_payment"] / first["bare_us_per_payment"], 2)}
     if len(rows) > 1:
         a, b = rows[-2], rows[-1]
         span = b["payments"] - a["payments"]
-        growth["memory_from"] = a["payments"]
-        growth["kib_per_payment"] = round((b["peak_rss_mib"] - a["peak_rss_mib"]) * 1024 / span, 2)
-        growth["bare_kib_per_payment"] = round((b["bare_peak_rss_mib"] - a["bare_peak_rss_mib"]) * 1024 / span, 2)
-    return {"sizes": rows, "growth": growth}
+        out["memory_from"] = a["payments"]
+        out["kib_per_payment"] = round((b["peak_rss_mib"] - a["peak_rss_mib"]) * 1024 / span, 2)
+        out["bare_kib_per_payment"] = round((b["bare_peak_rss_mib"] - a["bare_peak_rss_mib"]) * 1024 / span, 2)
+    return out
 
 
 def gc_share(n: int, arrivals: str, seed: int, repeat: int) -> dict[str, Any]:
@@ -402,8 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each model; the fastest counts")
     parser.add_argument("--format", choices=("json", "text"), default="json")
     parser.add_argument("--scaling", type=int, nargs="*", metavar="N",
-                        help="also the cost and memory per payment at these sizes and -n, each in a fresh "
-                             "process (default sizes: 1000 10000)")
+                        help="also the comparison at these sizes (default: 1000 10000), each in a fresh process, "
+                             "and how cost and memory per payment grow up to -n")
     parser.add_argument("--gc", action="store_true", help="also the collector's share of the full model's time")
     parser.add_argument("--profile", action="store_true", help="also where the full model's time goes (cProfile)")
     parser.add_argument("--json-memory", action="store_true",
@@ -414,20 +426,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.n < 1 or args.repeat < 1:
         parser.error("-n and --repeat must be at least 1")
-    doc = compare(args.n, args.arrivals, args.seed, args.repeat)
+    extra: dict[str, Any] = {}
+    # What runs in other processes first: Linux carries a process's peak resident set over to what it starts
+    # (ru_maxrss survives exec), so a child started after the models ran here would report this process's peak.
     if args.scaling is not None:
-        doc["scaling"] = scaling(sorted(set((args.scaling or [1000, 10000]) + [args.n])), args.arrivals,
-                                 args.seed, args.repeat)
+        extra["scaling"] = scaling([n for n in set(args.scaling or [1000, 10000]) if n != args.n], args.arrivals,
+                                   args.seed, args.repeat)
+    if args.json_memory:
+        extra["json_memory"] = json_memory()
+    if args.text:
+        extra["text"] = text_speed()
+    if args.cli:
+        extra["cli"] = cli_speed()
+    doc = compare(args.n, args.arrivals, args.seed, args.repeat)
+    if "scaling" in extra:
+        rows = sorted(extra["scaling"] + [_scaling_row(doc)], key=lambda row: row["payments"])
+        extra["scaling"] = {"sizes": rows, "growth": growth(rows)}
+    doc.update(extra)
     if args.gc:
         doc["gc"] = gc_share(args.n, args.arrivals, args.seed, args.repeat)
     if args.profile:
         doc["profile"] = profile(args.n, args.arrivals, args.seed)
-    if args.json_memory:
-        doc["json_memory"] = json_memory()
-    if args.text:
-        doc["text"] = text_speed()
-    if args.cli:
-        doc["cli"] = cli_speed()
     if args.format == "json":
         print(json.dumps(doc, indent=1))
     else:

@@ -33,14 +33,14 @@ BY_PROPERTY = {"double_charge": "at-most-one-charge", "double_capture": "at-most
 def of_run(run) -> dict[str, Any]:
     """The run's flags (`FLAGS`) and its numbers: attempts per purchase, each purchase's time to its final
     answer, the longest wait on the index, key records held, charges, captures, and the pool's figures."""
-    from .properties import charges_per_operation, is_charge
+    from .properties import charged_operations, is_charge
 
     s = run.summary
     violated = {v["property"] for v in s["violations"]}
     purchases = [r for r in run.operations if is_charge(run, r)]
-    charged = charges_per_operation(run)
+    charged = charged_operations(run)
     out: dict[str, Any] = {flag: BY_PROPERTY[flag] in violated for flag in BY_PROPERTY}
-    out["lost_charge"] = any(r.outcome == "ok" and not charged[r.logical] for r in purchases)
+    out["lost_charge"] = any(r.outcome == "ok" and r.logical not in charged for r in purchases)
     out["gave_up_unknowing"] = any(r.outcome == "info" for r in purchases)
     out["saw_409"] = any(409 in r.statuses for r in purchases)
     out["attempts"] = sum(r.attempts for r in purchases) / len(purchases) if purchases else 0.0

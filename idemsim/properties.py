@@ -35,7 +35,7 @@ The properties, each with its name in `PROPERTIES`:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,28 @@ class Violation:
 
 
 # -- reading the run --------------------------------------------------------------------------------------------
-# Each reading is derived once per run and kept in ``run.facts`` (the properties, the summary and the sweep's
-# measures share it); callers must not change what they get.
+# The properties read compact facts (tuples), derived once per run and kept in ``run.facts`` (the properties, the
+# summary and the sweep's measures share them); the public readings below give the same facts as dicts, made
+# when asked.
+class _Charge(NamedTuple):
+    id: int
+    handler: str
+    request: str | None
+    op: int | None
+    logical: int | None
+
+
+class _Capture(NamedTuple):
+    id: str
+    amount: Any
+    key: str | None
+    t: float
+    request: str | None
+    caller: str
+    op: int | None
+    logical: int | None
+
+
 def _once(run, name: str, derive: Callable[[Any], Any]) -> Any:
     facts = run.facts
     if name not in facts:
@@ -65,10 +85,15 @@ def _once(run, name: str, derive: Callable[[Any], Any]) -> Any:
 def committed_charges(run) -> list[dict[str, Any]]:
     """Every committed charge, in id order: ``id``, ``amount``, ``key``, ``handler``, ``request``, ``op``,
     ``logical``. Raises `AssertionError` if the trace and the ``charges`` table disagree (a simulator bug)."""
-    return _once(run, "committed_charges", _committed_charges)
+    return [{"id": c.id, "handler": c.handler, "request": c.request, "op": c.op, "logical": c.logical,
+             "amount": row["amount"], "key": row["key"]} for c, row in zip(_charges(run), run.tables["charges"])]
 
 
-def _committed_charges(run) -> list[dict[str, Any]]:
+def _charges(run) -> list[_Charge]:
+    return _once(run, "charges", _derive_charges)
+
+
+def _derive_charges(run) -> list[_Charge]:
     tally = run.tally
     logical = _logical(run)
     committed = []
@@ -76,54 +101,80 @@ def _committed_charges(run) -> list[dict[str, Any]]:
         if w.op != "insert_charge":
             continue
         op = tally.op_of(w.conn, w.key)
-        committed.append({"id": w.id, "handler": w.conn, "request": tally.handler_request.get(w.conn), "op": op,
-                          "logical": logical.get(op)})
-    committed.sort(key=lambda c: c["id"])
+        committed.append(_Charge(w.id, w.conn, tally.handler_request.get(w.conn), op, logical(op)))
+    committed.sort(key=lambda c: c.id)
     table = run.tables["charges"]
     assert len(committed) == len(table), (
         f"the trace shows {len(committed)} committed charges, the charges table {len(table)}")
-    for charge, row in zip(committed, table):
-        charge.update(amount=row["amount"], key=row["key"])
     return committed
 
 
-def _logical(run) -> dict[int, int]:
-    return _once(run, "logical", lambda run: {r.op: r.logical for r in run.operations})
+def _logical(run) -> Callable[[int | None], int | None]:
+    """op -> the logical operation it performs (None for no operation of the run)."""
+    def derive(run):
+        copies = {r.op: r.logical for r in run.operations if r.logical != r.op}
+        count = len(run.operations)  # client processes are numbered 1..count
+        return lambda op: (copies.get(op, op) if op is not None and 1 <= op <= count else None)
+
+    return _once(run, "logical", derive)
 
 
 def captures(run) -> list[dict[str, Any]]:
     """The processor's ledger, in capture order: ``id``, ``amount``, ``key``, ``t``, ``request``, ``caller``,
     ``op``, ``logical``."""
-    return _once(run, "captures", _captures)
+    return [c._asdict() for c in _captures(run)]
 
 
-def _captures(run) -> list[dict[str, Any]]:
+def _captures(run) -> list[_Capture]:
+    return _once(run, "captures", _derive_captures)
+
+
+def _derive_captures(run) -> list[_Capture]:
     tally = run.tally
     logical = _logical(run)
     out = []
     for capture, amount, key, t, request, caller in tally.captures:
         op = tally.op_of_request(request) if request else tally.op_of(caller, key)
-        out.append({"id": capture, "amount": amount, "key": key, "t": t, "request": request, "caller": caller,
-                    "op": op, "logical": logical.get(op)})
+        out.append(_Capture(capture, amount, key, t, request, caller, op, logical(op)))
     return out
 
 
 def is_charge(run, result) -> bool:
     """Whether a client operation is a ``POST /charges`` (the others serve the article's other examples)."""
-    return result.logical in _charging(run)
+    return result.logical not in _not_charging(run)
 
 
-def _charging(run) -> frozenset[int]:
-    """The logical operations that are ``POST /charges``."""
-    return _once(run, "charging", lambda run: frozenset(
+def _not_charging(run) -> frozenset[int]:
+    """The logical operations that are not ``POST /charges`` (few: a load's are all charges)."""
+    return _once(run, "not_charging", lambda run: frozenset(
         i for i, operation in enumerate(run.scenario.operations, start=1)
-        if operation.method == "POST" and operation.path == "/charges"))
+        if not (operation.method == "POST" and operation.path == "/charges")))
 
 
-def _by_operation(run, items: list[dict]) -> dict[int, list[dict]]:
-    """Items by logical operation; every charging logical operation appears, with or without items."""
-    charging = _charging(run)
-    out: dict[int, list[dict]] = {r.logical: [] for r in run.operations if r.logical in charging}
+def _grouped(items: list) -> dict[int, list]:
+    """Items by logical operation; only operations with items appear."""
+    out: dict[int, list] = {}
+    for item in items:
+        group = out.get(item.logical)
+        if group is None:
+            out[item.logical] = [item]
+        else:
+            group.append(item)
+    return out
+
+
+def _charged(run) -> dict[int, list[_Charge]]:
+    return _once(run, "charged", lambda run: _grouped(_charges(run)))
+
+
+def _captured(run) -> dict[int, list[_Capture]]:
+    return _once(run, "captured", lambda run: _grouped(_captures(run)))
+
+
+def _every_charging_operation(run, items: list[dict]) -> dict[int, list[dict]]:
+    """Every charging logical operation with its items (dicts), in order; an empty list for one without."""
+    not_charging = _not_charging(run)
+    out: dict[int, list[dict]] = {r.logical: [] for r in run.operations if r.logical not in not_charging}
     for item in items:
         out.setdefault(item["logical"], []).append(item)
     return out
@@ -131,44 +182,58 @@ def _by_operation(run, items: list[dict]) -> dict[int, list[dict]]:
 
 def charges_per_operation(run) -> dict[int, list[dict]]:
     """Committed charge rows by logical operation; every charging logical operation appears."""
-    return _once(run, "charges_per_operation", lambda run: _by_operation(run, committed_charges(run)))
+    return _every_charging_operation(run, committed_charges(run))
 
 
 def captures_per_operation(run) -> dict[int, list[dict]]:
     """Captures by logical operation; every charging logical operation appears."""
-    return _once(run, "captures_per_operation", lambda run: _by_operation(run, captures(run)))
+    return _every_charging_operation(run, captures(run))
 
 
-def _ids(charges: list[dict]) -> str:
-    return ", ".join(f"ch_{c['id']} by {c['request'] or c['handler']}" for c in charges)
+def charged_operations(run) -> set[int]:
+    """The logical operations with at least one committed charge row."""
+    return set(_charged(run))
 
 
-def _capture_ids(caps: list[dict]) -> str:
-    return ", ".join(f"{c['id']} by {c['request'] or c['caller']} at {c['t']:.3f} s" for c in caps)
+def _ids(charges: list[_Charge]) -> str:
+    return ", ".join(f"ch_{c.id} by {c.request or c.handler}" for c in charges)
+
+
+def _capture_ids(caps: list[_Capture]) -> str:
+    return ", ".join(f"{c.id} by {c.request or c.caller} at {c.t:.3f} s" for c in caps)
+
+
+def _in_report_order(run, grouped: dict[int, list]) -> list[tuple[int, list]]:
+    """The operations with items, charging ones first in ascending order (as the run's operations number them),
+    then any other, in the order their first item came."""
+    not_charging = _not_charging(run)
+    charging = sorted(op for op in grouped if op is not None and op not in not_charging)
+    others = [op for op in grouped if op is None or op in not_charging]
+    return [(op, grouped[op]) for op in charging + others]
 
 
 # -- the properties ---------------------------------------------------------------------------------------------
 def at_most_one_charge(run) -> list[Violation]:
     """No logical operation has more than one charge row."""
     return [Violation("at-most-one-charge", f"operation {op} was charged {len(charges)} times ({_ids(charges)})")
-            for op, charges in charges_per_operation(run).items() if len(charges) > 1]
+            for op, charges in _in_report_order(run, _charged(run)) if len(charges) > 1]
 
 
 def at_most_one_capture(run) -> list[Violation]:
     """No logical operation has money captured more than once."""
     return [Violation("at-most-one-capture", f"operation {op}'s card was captured {len(caps)} times "
                                              f"({_capture_ids(caps)})")
-            for op, caps in captures_per_operation(run).items() if len(caps) > 1]
+            for op, caps in _in_report_order(run, _captured(run)) if len(caps) > 1]
 
 
 def exactly_one_on_success(run) -> list[Violation]:
     """A logical operation that some client copy saw succeed (``ok``) has exactly one charge row and exactly
     one capture."""
-    charged, captured = charges_per_operation(run), captures_per_operation(run)
+    charged, captured = _charged(run), _captured(run)
     out = []
-    charging = _charging(run)
-    for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical in charging}):
-        rows, caps = len(charged[op]), len(captured.get(op, []))
+    not_charging = _not_charging(run)
+    for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical not in not_charging}):
+        rows, caps = len(charged.get(op, ())), len(captured.get(op, ()))
         if rows != 1 or caps != 1:
             out.append(Violation("exactly-one-on-success", f"operation {op} ended ok but has {rows} charge "
                                                            f"row{'s' if rows != 1 else ''} and {caps} "
@@ -179,7 +244,7 @@ def exactly_one_on_success(run) -> list[Violation]:
 def ledger_agrees(run) -> list[Violation]:
     """Every capture has its charge row and every charge row its capture, operation by operation. Rows and
     captures are paired by the request that made them first, then in order; what is left over is an orphan."""
-    charged, captured = charges_per_operation(run), captures_per_operation(run)
+    charged, captured = _charged(run), _captured(run)
     out = []
     for op in sorted(set(charged) | set(captured)):
         rows, caps = charged.get(op, ()), captured.get(op, ())
@@ -187,19 +252,19 @@ def ledger_agrees(run) -> list[Violation]:
             continue  # none, or one of each: they pair (by request, else in order), nothing is left over
         rows, caps = list(rows), list(caps)
         for row in list(rows):
-            match = next((c for c in caps if c["request"] is not None and c["request"] == row["request"]), None)
+            match = next((c for c in caps if c.request is not None and c.request == row.request), None)
             if match is not None:
                 rows.remove(row)
                 caps.remove(match)
         pairs = min(len(rows), len(caps))
         rows, caps = rows[pairs:], caps[pairs:]
         for c in caps:
-            out.append(Violation("ledger-agrees", f"capture {c['id']} of operation {op} (by "
-                                                  f"{c['request'] or c['caller']} at {c['t']:.3f} s) has no charge "
+            out.append(Violation("ledger-agrees", f"capture {c.id} of operation {op} (by "
+                                                  f"{c.request or c.caller} at {c.t:.3f} s) has no charge "
                                                   f"row: the customer paid and the API has no record"))
         for row in rows:
-            out.append(Violation("ledger-agrees", f"charge ch_{row['id']} of operation {op} (by "
-                                                  f"{row['request'] or row['handler']}) has no capture: the API "
+            out.append(Violation("ledger-agrees", f"charge ch_{row.id} of operation {op} (by "
+                                                  f"{row.request or row.handler}) has no capture: the API "
                                                   f"recorded money it never took"))
     return out
 
@@ -227,13 +292,13 @@ def no_stuck_key(run) -> list[Violation]:
 def client_view(run) -> list[Violation]:
     """The client is never wrong: ``ok`` only if its operation was charged and captured, ``fail`` only if it
     was neither."""
-    charged, captured = charges_per_operation(run), captures_per_operation(run)
+    charged, captured = _charged(run), _captured(run)
     out = []
-    charging = _charging(run)
+    not_charging = _not_charging(run)
     for r in run.operations:
-        if r.logical not in charging or r.outcome not in ("ok", "fail"):
+        if r.logical in not_charging or r.outcome not in ("ok", "fail"):
             continue
-        rows, caps = len(charged[r.logical]), len(captured.get(r.logical, ()))
+        rows, caps = len(charged.get(r.logical, ())), len(captured.get(r.logical, ()))
         if (rows and caps) if r.outcome == "ok" else not (rows or caps):
             continue
         who = f"operation {r.op}" + (f" (a copy of {r.logical})" if r.logical != r.op else "")

@@ -324,15 +324,18 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
             break
         env.run(until=env.now + horizon + 1e-9)
         settle()
-    run = Run(scenario, design, seed, trace if isinstance(trace, Trace) else None, db.tables(),
-              [c.result for c in clients],
-              {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}, list(plan.fired),
-              list(processor.ledger), tally, sim_events=env.events)
-    keys = db.key_counts()
-    # The run is over: its pending timers, and with them the model (clients, handlers, the database), are let go
-    # before the summary is made, so that the summary's peak of memory is not on top of the model's.
+    results = [c.result for c in clients]
+    state = {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}
+    fired, ledger, events, keys = list(plan.fired), list(processor.ledger), env.events, db.key_counts()
+    kept = trace if isinstance(trace, Trace) else None
+    # The run is over: its pending timers, and with them the model (clients, handlers, the API), are let go
+    # before the tables and the summary are made, and the database once the tables are, so that the peak of
+    # memory is not the model's and the summary's together.
     env._queue.clear()
-    del env, db, api, clients, processor, network, plan, recorder, trace
+    del env, api, clients, processor, network, plan, recorder, trace
+    tables = db.tables()
+    del db
+    run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)
     run.summary = summarize(run, keys)
     return run
 
