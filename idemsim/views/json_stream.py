@@ -29,6 +29,28 @@ def _dump(value: Any, level: int) -> str:
     return text.replace("\n", "\n" + " " * level) if level else text
 
 
+def _write_value(write: Callable[[str], None], value: Any, level: int) -> None:
+    """``value`` as `_dump` gives it, written piece by piece: a table member by member, a long list item by item,
+    so that no text of the whole (a load's summary) is ever held at once."""
+    if isinstance(value, dict) and value and all(isinstance(key, str) for key in value):
+        pad = " " * (level + 1)
+        for i, (key, item) in enumerate(value.items()):
+            write(("{\n" if i == 0 else ",\n") + pad + json.dumps(key, ensure_ascii=False) + ": ")
+            _write_value(write, item, level + 1)
+        write("\n" + " " * level + "}")
+    elif isinstance(value, list) and len(value) > LONG_LIST:
+        pad = " " * (level + 1)
+        for i, item in enumerate(value):
+            write(("[\n" if i == 0 else ",\n") + pad + _dump(item, level + 1))
+        write("\n" + " " * level + "]")
+    else:
+        write(_dump(value, level))
+
+
+LONG_LIST = 64
+"""A list longer than this is written item by item."""
+
+
 class _Unencodable(Exception):
     """Standard output cannot encode a character of the document."""
 
@@ -68,7 +90,8 @@ def _run(write: Callable[[str], str], story, design: str | None, seed: int | Non
 
     run = simulate(story, design, seed, stream=event)
     write("]" if state["first"] else f"\n{pad}]")
-    write(f",\n{pad}\"summary\": {_dump(run.summary, level)}")
+    write(f",\n{pad}\"summary\": ")
+    _write_value(write, run.summary, level)
     return run.summary
 
 
