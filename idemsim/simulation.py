@@ -305,7 +305,8 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     if in_turn:
         processes.insert(in_turn.start, env.process(_one_after_another(env, clients[in_turn.start:in_turn.stop])))
     ended = _all_ended(env, processes)
-    del processes  # a client's process is let go as soon as it ends
+    results = [c.result for c in clients]
+    del processes, clients  # a client, its process and its generator are let go as soon as it ends
     env.run(until=ended)
 
     def settle() -> None:
@@ -324,15 +325,14 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
             break
         env.run(until=env.now + horizon + 1e-9)
         settle()
-    results = [c.result for c in clients]
     state = {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}
     fired, ledger, events, keys = list(plan.fired), list(processor.ledger), env.events, db.key_counts()
     kept = trace if isinstance(trace, Trace) else None
-    # The run is over: its pending timers, and with them the model (clients, handlers, the API), are let go
+    # The run is over: its pending timers, and with them the model (handlers, the API), are let go
     # before the tables and the summary are made, and the database once the tables are, so that the peak of
     # memory is not the model's and the summary's together.
     env._queue.clear()
-    del env, api, clients, processor, network, plan, recorder, trace
+    del env, api, processor, network, plan, recorder, trace
     tables = db.tables()
     del db
     run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)
