@@ -249,7 +249,7 @@ def _area(path: str, name: str) -> str:
     path = path.replace(os.sep, "/")
     if "/simpy/" in path or name in ("<built-in method _heapq.heappop>", "<built-in method _heapq.heappush>") \
             or path.endswith(("idemsim/waits.py", "idemsim/collector.py")) \
-            or (path.endswith("idemsim/simulation.py") and name in ("step", "one_ended", "_one_after_another")):
+            or (path.endswith("idemsim/simulation.py") and name in ("run", "step", "one_ended", "_one_after_another")):
         return "SimPy and the event loop"
     if "/idemsim/db/" in path:
         return "database model"
