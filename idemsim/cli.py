@@ -86,12 +86,19 @@ def _console() -> Console:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn `InputError` into one line on stderr (control characters and newlines escaped) and exit code 2."""
+    """Turn `InputError` into one line on stderr (control characters and newlines escaped) and exit code 2,
+    in the language of the command (``--lang``, ``IDEMSIM_LANG``)."""
     try:
         yield
     except InputError as e:
-        print(f"error: {one_line(e)}", file=sys.stderr)
+        from .i18n import text
+
+        print(text("error", LANGUAGE["now"], message=one_line(e.said(LANGUAGE["now"]))), file=sys.stderr)
         raise typer.Exit(2) from None
+
+
+LANGUAGE = {"now": "en"}
+"""The language of the command being run: set by `_lang` from --lang or IDEMSIM_LANG."""
 
 
 def json_text(document: Any) -> str:
@@ -144,13 +151,15 @@ def _check_design(design: Optional[str]) -> Optional[str]:
 
 
 @app.command("list")
-def list_scenarios() -> None:
+def list_scenarios(lang: Optional[Lang] = LANG_OPTION) -> None:
     """List the built-in scenarios, grouped."""
     from rich.table import Table
     from rich.text import Text
 
+    from .i18n import text
     from .scenario import builtin_names, load
 
+    language = _lang(lang)
     with user_errors():
         scenarios = [load(name) for name in builtin_names()]
     groups: dict[str, list] = {}
@@ -158,17 +167,17 @@ def list_scenarios() -> None:
         groups.setdefault(s.group, []).append(s)
     console = _console()
     for group, members in sorted(groups.items()):
-        table = Table(title=Text(safe(group)), title_justify="left", show_header=False, box=None, padding=(0, 2))
+        title = members[0].text("group", language)
+        table = Table(title=Text(safe(title)), title_justify="left", show_header=False, box=None, padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
         for s in members:
             n = len(s.variants)
-            variants = f"  [+{n} variant{'s' if n > 1 else ''}]" if n else ""
-            table.add_row(Text(safe(s.name)), Text(safe(s.summary + variants)))
+            variants = text("list.variants", language, n=n, s="s" if n > 1 else "") if n else ""
+            table.add_row(Text(safe(s.name)), Text(safe(s.text("summary", language) + variants)))
         console.print(table)
         console.print()
-    console.print("Run one: idemsim run NAME   ·   explain one: idemsim show NAME   ·   "
-                  "every design: idemsim compare NAME")
+    console.print(text("list.footer", language), markup=False)
 
 
 @app.command()
@@ -195,6 +204,7 @@ def run(
     from .scenario import load, runs, variant as pick
     from .simulation import FORMAT_VERSION, simulate
 
+    language = _lang(lang)
     with user_errors():
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
@@ -207,20 +217,22 @@ def run(
         from .views import mermaid
 
         draw = mermaid.sequence if format is RunFormat.mermaid else mermaid.state
-        print(mermaid.diagrams(draw(r, _lang(lang)) for r in results), end="")
+        print(mermaid.diagrams(draw(r, language) for r in results), end="")
     else:
         from .views.terminal import print_run
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario, brief=brief, full=full)
+            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language)
     raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
 
 
 def _lang(lang: Optional[Lang]) -> str:
+    """The command's language (--lang, else IDEMSIM_LANG, else English); error lines use it too."""
     from .i18n import language
 
-    return language(lang.value if lang is not None else None)
+    LANGUAGE["now"] = language(lang.value if lang is not None else None)
+    return LANGUAGE["now"]
 
 
 @app.command()
@@ -241,6 +253,7 @@ def plot(
     from .scenario import load, variant as pick
     from .simulation import simulate
 
+    language = _lang(lang)
     with user_errors():
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
@@ -255,9 +268,9 @@ def plot(
         if is_load(result):
             from .views.sweep_plot import attempts_figure
 
-            figure.save(attempts_figure(result, _lang(lang)), target)
+            figure.save(attempts_figure(result, language), target)
         else:
-            figure.save(figure.run_figure(result, _lang(lang)), target)
+            figure.save(figure.run_figure(result, language), target)
     print(safe(target))
 
 
@@ -292,6 +305,7 @@ def explore(
     dask: Optional[str] = typer.Option(None, "--dask", help="--exhaustive: a Dask scheduler's address, or "
                                                             "'local'."),
     max_time: Optional[float] = MAX_TIME_OPTION,
+    lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Search for a fault schedule that breaks exactly-once charging: on the database's charges and on the
     money the payment processor captured.
@@ -309,6 +323,7 @@ def explore(
     from .simulation import FORMAT_VERSION
 
     mode = "exhaustive" if exhaustive else "search"
+    language = _lang(lang)
     with user_errors():
         if exhaustive and max_faults is not None and max_faults > ex.MAX_EXHAUSTIVE_FAULTS:
             most = ex.MAX_EXHAUSTIVE_FAULTS
@@ -339,20 +354,20 @@ def explore(
         print_json({"version": FORMAT_VERSION, **result.to_dict(), "sets": list(set_), "command": command})
     else:
         console = _console()
-        for line in ex.header_lines(result, base, command) + ex.verdict_lines(result):
+        from .i18n import text
+
+        for line in ex.header_lines(result, base, command, language) + ex.verdict_lines(result, language):
             console.print(safe(line), markup=False, highlight=False)
         if cx is not None:
             from .views.terminal import print_run
 
             console.print()
-            print_run(console, cx.run, None, cx.saved)
+            print_run(console, cx.run, None, cx.saved, lang=language)
             if cx.saved:
-                console.print(safe(f"saved: {cx.saved} (its expectation records this counterexample: `idemsim "
-                                   f"run` holds when it reproduces it)"), markup=False)
-                console.print(safe(f"replay: {cx.replay_command()}"), markup=False)
+                console.print(safe(text("ex.saved", language, path=cx.saved)), markup=False)
+                console.print(safe(text("ex.replay", language, command=cx.replay_command())), markup=False)
             else:
-                console.print(f"not saved: add --save FILE to keep it as a scenario that `idemsim run FILE` "
-                              f"replays ({ex.default_path(design, seed)}, say)", markup=False)
+                console.print(text("ex.not_saved", language, path=ex.default_path(design, seed)), markup=False)
     raise typer.Exit(1 if result.counterexample is not None else 0)
 
 

@@ -32,6 +32,12 @@ CrashPoint = Literal["after_key", "after_processor", "after_charge", "before_res
 CRASH_POINTS: tuple[str, ...] = CrashPoint.__args__  # type: ignore[attr-defined]
 
 
+def _say(message: str, lang: str, **fields) -> str:
+    from .i18n import text
+
+    return text(message, lang, **fields)
+
+
 class _Fault(InputModel):
     op: Ordinal = Field(1, description="which logical operation (1 = the first in the scenario)")
     attempt: Ordinal = Field(1, description="which attempt of that operation")
@@ -44,10 +50,8 @@ class LoseMessage(_Fault):
     kind: Literal["lose"] = "lose"
     message: LosableMessage
 
-    def describe(self) -> str:
-        if self.message == "processor_response":
-            return f"lose the processor's answer to op {self.op} attempt {self.attempt}"
-        return f"lose the {self.message} of op {self.op} attempt {self.attempt}"
+    def describe(self, lang: str = "en") -> str:
+        return _say(f"fault.lose.{self.message}", lang, op=self.op, attempt=self.attempt)
 
 
 class DelayMessage(_Fault):
@@ -57,8 +61,8 @@ class DelayMessage(_Fault):
     message: Message
     seconds: PositiveSeconds
 
-    def describe(self) -> str:
-        return f"delay the {self.message} of op {self.op} attempt {self.attempt} by {self.seconds:g} s"
+    def describe(self, lang: str = "en") -> str:
+        return _say(f"fault.delay.{self.message}", lang, op=self.op, attempt=self.attempt, seconds=self.seconds)
 
 
 class Crash(_Fault):
@@ -81,9 +85,9 @@ class Crash(_Fault):
                                 if known - set(CRASH_POINTS) else ""))
         return point
 
-    def describe(self) -> str:
-        return (f"crash the API at {self.point} of op {self.op} attempt {self.attempt}, "
-                f"restart after {self.restart_after:g} s")
+    def describe(self, lang: str = "en") -> str:
+        return _say("fault.crash", lang, point=self.point, op=self.op, attempt=self.attempt,
+                    seconds=self.restart_after)
 
 
 class ProcessorError(_Fault):
@@ -91,8 +95,8 @@ class ProcessorError(_Fault):
 
     kind: Literal["processor_error"] = "processor_error"
 
-    def describe(self) -> str:
-        return f"the payment processor fails op {self.op} attempt {self.attempt}"
+    def describe(self, lang: str = "en") -> str:
+        return _say("fault.processor_error", lang, op=self.op, attempt=self.attempt)
 
 
 class Duplicate(InputModel):
@@ -104,8 +108,8 @@ class Duplicate(InputModel):
     op: Ordinal = 1
     at: Seconds = 0.0
 
-    def describe(self) -> str:
-        return f"a duplicate of op {self.op} starts at {self.at:g} s"
+    def describe(self, lang: str = "en") -> str:
+        return _say("fault.duplicate", lang, op=self.op, at=self.at)
 
 
 class Outage(InputModel):
@@ -130,9 +134,8 @@ class Outage(InputModel):
         """Whether a message sent at ``sent`` and arriving at ``arrives`` meets the outage."""
         return sent < self.until and arrives >= self.start
 
-    def describe(self) -> str:
-        what = "every request is lost" if self.mode == "lost" else "a gateway answers 503"
-        return f"the API is unreachable from {self.start:g} s to {self.until:g} s ({what})"
+    def describe(self, lang: str = "en") -> str:
+        return _say(f"fault.outage.{self.mode}", lang, start=self.start, until=self.until)
 
 
 Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate, Outage],

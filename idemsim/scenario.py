@@ -362,7 +362,7 @@ def validate(raw: dict[str, Any], source: str, *, max_time: float | None = None,
     except ValidationError as e:
         culprit = _culprit(e, sets or [], variant)
         where = f"{source}, --set {shown(culprit)}" if culprit else source
-        raise InputError(f"{where}: {describe_error(e)}") from None
+        raise InputError(f"{where}: {describe_error(e)}", ja=f"{where}: {describe_error(e, 'ja')}") from None
     scenario._raw, scenario._source, scenario._max_time = raw, source, max_time
     return scenario
 
@@ -372,10 +372,13 @@ _SAYS_ITS_VALUE = frozenset({"body_field", "uniform_range", "duplicate_op", "jso
 """Errors whose message already shows the value (or where the whole input would be noise)."""
 
 
-def describe_error(e: ValidationError) -> str:
+def describe_error(e: ValidationError, lang: str = "en") -> str:
     """The first validation error as one line: the field as the user writes it, the problem and what is
     allowed, and the value given, cut to fit the line. The alternatives of a union are said together
-    (``Input should be greater than or equal to 0.001 or 'off'``)."""
+    (``Input should be greater than or equal to 0.001 or 'off'``). In Japanese (``lang="ja"``) the common
+    problems are said in Japanese; the rest keep pydantic's English."""
+    if lang == "ja":
+        return _describe_error_ja(e)
     errors = e.errors()
     err = errors[0]
     path, _ = _walk(err["loc"])
@@ -398,6 +401,54 @@ def describe_error(e: ValidationError) -> str:
     if err["type"] in _SAYS_ITS_VALUE:
         return f"field {shown(field)}: {message}"
     return f"field {shown(field)}: {message} (got {shown(err.get('input'))})"
+
+
+_PYDANTIC_JA = {
+    "float_type": "数値でなければなりません", "float_parsing": "数値でなければなりません",
+    "int_type": "整数でなければなりません", "int_parsing": "整数でなければなりません",
+    "int_from_float": "整数でなければなりません", "bool_type": "true か false でなければなりません",
+    "bool_parsing": "true か false でなければなりません", "string_type": "文字列でなければなりません",
+    "greater_than_equal": "{ge} 以上でなければなりません", "greater_than": "{gt} より大きくなければなりません",
+    "less_than_equal": "{le} 以下でなければなりません", "less_than": "{lt} より小さくなければなりません",
+    "literal_error": "使える値は {expected} です", "dict_type": "表（TOML のテーブル）でなければなりません",
+    "model_type": "表（TOML のテーブル）でなければなりません", "list_type": "配列でなければなりません",
+    "too_short": "少なくとも {min_length} 個必要です", "finite_number": "有限の数でなければなりません",
+}
+"""pydantic's commonest problems, in Japanese (its ``ctx`` fills the fields)."""
+
+
+def _describe_error_ja(e: ValidationError) -> str:
+    errors = e.errors()
+    err = errors[0]
+    path, _ = _walk(err["loc"])
+    extra = (err.get("ctx") or {}).get("at")
+    field = extra or dotted(tuple(path)) or "（シナリオ全体）"
+    if err["type"] == "extra_forbidden":
+        parent, node = _walk(err["loc"][:-1])
+        allowed = list(node.model_fields) if _is_model(node) else []
+        hint = f"。使える項目: {', '.join(allowed)}" if allowed else ""
+        return f"不明な項目 {shown(dotted((*parent, err['loc'][-1])))}{hint}"
+    if err["type"] == "missing":
+        return f"項目 {shown(field)} は必須です"
+
+    def said(one: dict) -> str:
+        template = _PYDANTIC_JA.get(one["type"])
+        if template is None:
+            return one["msg"].removeprefix("Value error, ")
+        try:
+            return template.format(**(one.get("ctx") or {}))
+        except (KeyError, IndexError):
+            return one["msg"]
+
+    messages = [said(err)]
+    for other in errors[1:]:
+        if _walk(other["loc"])[0] == path and other["type"] not in ("extra_forbidden", "missing"):
+            if said(other) not in messages:
+                messages.append(said(other))
+    message = "、または".join(messages)
+    if err["type"] in _SAYS_ITS_VALUE:
+        return f"項目 {shown(field)}: {message}"
+    return f"項目 {shown(field)}: {message}（値 {shown(err.get('input'))}）"
 
 
 def _culprit(e: ValidationError, sets: list[str], variant: str | None) -> str | None:
