@@ -23,59 +23,64 @@ when a run ends).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal
 
 import simpy
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from .designs import completer_period, recovery_lease
 from .errors import InputError
 from .faults import FaultPlan
+from .fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds
 from .http import Request, Response
 from .trace import Trace
 
 Isolation = Literal["read committed", "repeatable read", "serializable"]
 
 
-class ApiConfig(BaseModel):
+class ApiConfig(InputModel):
     """How the API is built and how long its work takes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    charge_seconds: float = Field(0.2, ge=0, description="time the payment processor takes to capture; the "
-                                                          "handler holds its open transaction meanwhile")
+    charge_seconds: Seconds = Field(0.2, description="time the payment processor takes to capture; the "
+                                                     "handler holds its open transaction meanwhile")
     processor_key: Literal["none", "request-key"] = Field(
         "none", description="what the API gives the processor as its idempotency key: none (every call "
                             "captures) or the request's own key (the processor captures once per key)")
-    processor_timeout: float = Field(5.0, gt=0, description="seconds a handler waits for the processor's "
-                                                            "answer before it answers 503")
-    completer_every: float | Literal["off"] | None = Field(
+    processor_timeout: PositiveSeconds = Field(5.0, description="seconds a handler waits for the processor's "
+                                                                "answer before it answers 503")
+    completer_every: Period | Literal["off"] | None = Field(
         None, description="recovery-points: how often the completer resumes abandoned keys (default 1 s; "
                           "off: no completer)")
     isolation: Isolation = Field("read committed", description="isolation level of the API's transactions")
     fingerprint_check: bool = Field(True, description="same key, different body -> 422")
-    ttl: float | None = Field(86400.0, gt=0, description='retention of key records, seconds, or "forever"')
-    reap_every: float = Field(60.0, gt=0, description="how often the retention reaper runs")
+    ttl: PositiveSeconds | None = Field(86400.0, description='retention of key records, seconds, or "forever"')
+    reap_every: Period = Field(60.0, description="how often the retention reaper runs")
     missing_key: Literal["reject", "process"] = Field("reject", description="no key: 400, or process "
                                                                                "without protection")
     replay_errors: bool = Field(True, description="store and replay error answers (a 500), or store only 2xx")
-    lease: float | None = Field(None, gt=0, description="committed-first: an in_progress record older than "
-                                                         "this is returned to absent (none = no recovery); "
-                                                         "recovery-points: how long a claim on a key holds "
-                                                         "(default 10 s)")
+    lease: Period | None = Field(None, description="committed-first: an in_progress record older than this is "
+                                                   "returned to absent (none = no recovery); recovery-points: "
+                                                   "how long a claim on a key holds (default 10 s)")
     order: Literal["key-first", "charge-first"] = Field("key-first", description="split-tx: which commits first")
     unique: bool | None = Field(None, description="unique constraint on the key (default: every design but "
                                                    "check-then-insert)")
-    gateway_timeout: float | None = Field(None, gt=0, description="a gateway answers 504 after this long")
-    pool_size: int | None = Field(None, ge=1, description="database connections the handlers share; a request "
-                                                          "waits for a free one (none: unlimited)")
-    balance: int = Field(500, description="starting balance for /balance")
-    items: dict[str, Any] = Field(default_factory=dict, description="starting items for /items/{id}")
+    gateway_timeout: PositiveSeconds | None = Field(None, description="a gateway answers 504 after this long")
+    pool_size: Annotated[Integer, Field(ge=1)] | None = Field(
+        None, description="database connections the handlers share; a request waits for a free one (none: "
+                          "unlimited)")
+    balance: Amount = Field(500, description="starting balance for /balance")
+    items: JsonObject = Field(default_factory=dict, description="starting items for /items/{id}")
 
     @field_validator("ttl", mode="before")
     @classmethod
     def _forever(cls, value: Any) -> Any:
-        return None if value == "forever" else value
+        """``"forever"`` is no retention limit; any other text is refused with what is allowed."""
+        if isinstance(value, str):
+            if value == "forever":
+                return None
+            raise PydanticCustomError("ttl", 'Input should be a number of seconds or "forever"')
+        return value
 
 
 MAX_STATEMENTS = 10_000
@@ -381,14 +386,14 @@ class Api:
         if r.path == "/balance":
             before = self.balance
             if r.method == "PUT":
-                self.balance = int(body["value"])
+                self.balance = body["value"]  # an integer: `idemsim.client.Operation` checked it
             elif r.method not in ("GET", "HEAD"):
                 return Response(405, {"error": "method not allowed"})
             self._changed(h, "balance", before, self.balance)
             return Response(200, {"balance": self.balance} if r.method != "HEAD" else None)
         if r.path == "/balance/decrement" and r.method == "POST":
             before = self.balance
-            self.balance -= int(body.get("amount", 0))
+            self.balance -= body["amount"]  # an integer: `idemsim.client.Operation` checked it
             self._changed(h, "balance", before, self.balance)
             return Response(200, {"balance": self.balance})
         m = re.fullmatch(r"/items/([^/]+)", r.path)

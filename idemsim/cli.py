@@ -4,23 +4,35 @@ Exit codes (after Click): 0 every expectation held (or none was stated), 1 an ex
 scripted fault never happened, 2 bad input or usage. Bad input is reported as one line, ``error: ...``,
 naming the file, the field and what is allowed; never a traceback.
 
+Output: JSON is always strict (no NaN or Infinity; what a terminal would act on is escaped, and everything
+is escaped to ASCII when standard output cannot encode it); text escapes control characters from the input
+(`idemsim.printable`); a standard output that cannot take the characters (``PYTHONIOENCODING=ascii``) gets
+them replaced. A write error on standard output is one line, ``error: cannot write to standard output: …``,
+and exit 2; a closed pipe (``| head -1``) ends the command quietly with exit 141, as a Unix tool killed by
+SIGPIPE does (`main`).
+
 Start-up stays light: this module imports neither matplotlib, nor hypothesis, nor psycopg; the commands
 that need them import them when they run.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import math
+import os
 import sys
 from contextlib import contextmanager
 from enum import Enum
-from typing import Iterator, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.console import Console
 
 from . import __version__
 from .errors import InputError
+from .printable import one_line, safe
 
 app = typer.Typer(
     add_completion=False,
@@ -55,20 +67,60 @@ class Lang(str, Enum):
 
 LANG_OPTION = typer.Option(None, "--lang", envvar="IDEMSIM_LANG",
                            help="Language of the words shown: en (default) or ja (the article's own).")
+MAX_TIME_OPTION = typer.Option(None, "--max-time", metavar="SECONDS",
+                               help="The bound on a run's simulated time (default 1e7 s, about 116 days): no time "
+                                    "in the scenario may be longer, and a run that goes on longer stops with an "
+                                    "error.")
+
+
+def _max_time(seconds: Optional[float]) -> Optional[float]:
+    """``--max-time``: a finite number of seconds > 0 (None: the default bound)."""
+    if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+        raise InputError(f"--max-time {seconds:g}: must be a finite number of seconds > 0")
+    return seconds
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=False, markup=False)  # input is never read as rich markup
 
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn `InputError` into one line on stderr and exit code 2."""
+    """Turn `InputError` into one line on stderr (control characters and newlines escaped) and exit code 2."""
     try:
         yield
     except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {one_line(e)}", file=sys.stderr)
         raise typer.Exit(2) from None
+
+
+def json_text(document: Any) -> str:
+    """``document`` as strict JSON: no NaN or Infinity (a value that is not finite is a bug and raises), every
+    character a terminal could act on escaped (``\\u009b``), and everything escaped to ASCII when standard
+    output cannot encode it."""
+    text = json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(document, ensure_ascii=True, indent=1, allow_nan=False)
+    if not all(line.isprintable() for line in text.split("\n")):
+        text = "".join(ch if ch.isprintable() or ch == "\n" else _json_escape(ch) for ch in text)
+    return text
+
+
+def print_json(document: Any) -> None:
+    """``document`` as strict JSON (`json_text`) on standard output."""
+    print(json_text(document))
+
+
+def _json_escape(ch: str) -> str:
+    """A character as JSON's ``\\uXXXX`` (a surrogate pair above the BMP). Outside strings JSON here has only
+    printable ASCII and newlines, so every character escaped is inside a string."""
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _version(value: bool) -> None:
@@ -95,6 +147,7 @@ def _check_design(design: Optional[str]) -> Optional[str]:
 def list_scenarios() -> None:
     """List the built-in scenarios, grouped."""
     from rich.table import Table
+    from rich.text import Text
 
     from .scenario import builtin_names, load
 
@@ -105,13 +158,13 @@ def list_scenarios() -> None:
         groups.setdefault(s.group, []).append(s)
     console = _console()
     for group, members in sorted(groups.items()):
-        table = Table(title=group, title_justify="left", show_header=False, box=None, padding=(0, 2))
+        table = Table(title=Text(safe(group)), title_justify="left", show_header=False, box=None, padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
         for s in members:
             n = len(s.variants)
             variants = f"  [+{n} variant{'s' if n > 1 else ''}]" if n else ""
-            table.add_row(s.name, s.summary + variants)
+            table.add_row(Text(safe(s.name)), Text(safe(s.summary + variants)))
         console.print(table)
         console.print()
     console.print("Run one: idemsim run NAME   ·   explain one: idemsim show NAME   ·   "
@@ -135,6 +188,7 @@ def run(
     full: bool = typer.Option(False, "--full", help="Text, for a load of many operations: every event instead "
                                                     "of the figures."),
     lang: Optional[Lang] = LANG_OPTION,
+    max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Run a scenario and check what it must show."""
     from .checks import VERDICT_EXIT
@@ -143,14 +197,12 @@ def run(
 
     with user_errors():
         design = _check_design(design)
-        loaded = load(scenario, set_)
-        stories = [pick(loaded, variant, set_)] if variant else runs(loaded, set_)
+        loaded = load(scenario, set_, max_time=_max_time(max_time))
+        stories = [pick(loaded, variant, set_)] if variant is not None else runs(loaded, set_)
         results = [simulate(s, design, seed) for s in stories]
     if format is RunFormat.json:
         main, *others = results
-        doc = {"version": FORMAT_VERSION, **main.to_dict(),
-               "variants": [r.to_dict() for r in others]}
-        print(json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=False))
+        print_json({"version": FORMAT_VERSION, **main.to_dict(), "variants": [r.to_dict() for r in others]})
     elif format in (RunFormat.mermaid, RunFormat.mermaid_state):
         from .views import mermaid
 
@@ -181,6 +233,7 @@ def plot(
     seed: Optional[int] = typer.Option(None, help="Seed of the run's random numbers (default: the scenario's)."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     lang: Optional[Lang] = LANG_OPTION,
+    max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Draw a run as a time-space diagram: a lane per party, messages as arrows, waits as bars."""
     from pathlib import Path
@@ -190,8 +243,8 @@ def plot(
 
     with user_errors():
         design = _check_design(design)
-        loaded = load(scenario, set_)
-        story = pick(loaded, variant, set_) if variant else loaded
+        loaded = load(scenario, set_, max_time=_max_time(max_time))
+        story = pick(loaded, variant, set_) if variant is not None else loaded
         target = output or f"{Path(scenario).stem}.png"
         from .views import figure
 
@@ -205,7 +258,7 @@ def plot(
             figure.save(attempts_figure(result, _lang(lang)), target)
         else:
             figure.save(figure.run_figure(result, _lang(lang)), target)
-    print(target)
+    print(safe(target))
 
 
 @app.command()
@@ -238,6 +291,7 @@ def explore(
                                                                          "machine (default: 1)."),
     dask: Optional[str] = typer.Option(None, "--dask", help="--exhaustive: a Dask scheduler's address, or "
                                                             "'local'."),
+    max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Search for a fault schedule that breaks exactly-once charging: on the database's charges and on the
     money the payment processor captured.
@@ -261,40 +315,41 @@ def explore(
             raise InputError(f"--max-faults {max_faults}: the exhaustive mode allows at most {most} "
                              f"({ex.count_schedules(len(ex.universe()), most)} schedules)")
         k = ex.DEFAULT_MAX_FAULTS[mode] if max_faults is None else max_faults
-        base = ex.base_scenario(design, set_, seed)
+        bound = _max_time(max_time)
+        base = ex.base_scenario(design, set_, seed, max_time=bound)
         if save is not None:
             ex.check_save_path(save, force=force)
         ex.judged_properties(property_)
         command = ex.command_line(design, set_, seed, exhaustive_mode=exhaustive, max_faults=k,
-                                  max_examples=None if exhaustive else max_examples, properties=property_)
+                                  max_examples=None if exhaustive else max_examples, properties=property_,
+                                  max_time=bound)
         if exhaustive:
             from .sweep import executor_for
 
             with executor_for(workers or 1, dask) as executor:
                 result = ex.exhaustive(design, set_, max_faults=k, seed=seed, properties=property_,
-                                       executor=executor)
+                                       executor=executor, max_time=bound)
         else:
             result = ex.search(design, set_, max_examples=max_examples, seed=seed, max_faults=k,
-                               properties=property_)
+                               properties=property_, max_time=bound)
         cx = result.counterexample
         if cx is not None and save is not None:
             ex.save(cx, save, command)
     if format is Format.json:
-        doc = {"version": FORMAT_VERSION, **result.to_dict(), "sets": list(set_), "command": command}
-        print(json.dumps(doc, ensure_ascii=False, indent=1))
+        print_json({"version": FORMAT_VERSION, **result.to_dict(), "sets": list(set_), "command": command})
     else:
         console = _console()
         for line in ex.header_lines(result, base, command) + ex.verdict_lines(result):
-            console.print(line, markup=False)
+            console.print(safe(line), markup=False, highlight=False)
         if cx is not None:
             from .views.terminal import print_run
 
             console.print()
             print_run(console, cx.run, None, cx.saved)
             if cx.saved:
-                console.print(f"saved: {cx.saved} (its expectation records this counterexample: `idemsim run` "
-                              f"holds when it reproduces it)", markup=False)
-                console.print(f"replay: {cx.replay_command()}", markup=False)
+                console.print(safe(f"saved: {cx.saved} (its expectation records this counterexample: `idemsim "
+                                   f"run` holds when it reproduces it)"), markup=False)
+                console.print(safe(f"replay: {cx.replay_command()}"), markup=False)
             else:
                 console.print(f"not saved: add --save FILE to keep it as a scenario that `idemsim run FILE` "
                               f"replays ({ex.default_path(design, seed)}, say)", markup=False)
@@ -331,6 +386,7 @@ def sweep(
                                                             "or 'local' for a LocalCluster here."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     lang: Optional[Lang] = LANG_OPTION,
+    max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Run a scenario over a grid of parameters, every design and many seeds: how often does it go wrong?"""
     from . import sweep as sw
@@ -340,7 +396,7 @@ def sweep(
     with user_errors():
         for d in design:
             _check_design(d)
-        loaded = load(scenario, set_)
+        loaded = load(scenario, set_, max_time=_max_time(max_time))
         if variant is not None:
             pick(loaded, variant, set_)
         config = loaded.sweep
@@ -369,7 +425,7 @@ def sweep(
         print_sweep(_console(), result, config)
         text = None
     elif format is SweepFormat.json:
-        text = json.dumps(result.to_json(), ensure_ascii=False, indent=1) + "\n"
+        text = json_text(result.to_json()) + "\n"
     else:
         text = sw.to_csv(result)
     if text is not None:
@@ -378,7 +434,7 @@ def sweep(
         else:
             with user_errors():
                 _write_atomically(output, text)
-            print(output)
+            print(safe(output))
 
 
 def _check_writable(path: str) -> None:
@@ -435,19 +491,20 @@ def show(
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     format: ShowFormat = typer.Option(ShowFormat.text, "--format",
                                       help="text: the explanation; mermaid: the article's own diagrams for it."),
+    max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Explain a scenario: what happens, what it teaches, the article's passage, its variants and expectations."""
     from .scenario import load, runs
 
     with user_errors():
-        loaded = load(scenario, set_)
+        loaded = load(scenario, set_, max_time=_max_time(max_time))
         stories = runs(loaded, set_)
     if format is ShowFormat.mermaid:
         if not loaded.diagrams:
-            print(f"the article draws no diagram for {loaded.name}; the simulated one: idemsim run "
-                  f"{loaded.name} --format mermaid", file=sys.stderr)
+            print(one_line(f"the article draws no diagram for {loaded.name}; the simulated one: idemsim run "
+                           f"{loaded.name} --format mermaid"), file=sys.stderr)
             return
-        print("\n".join(d.strip("\n") + "\n" for d in loaded.diagrams), end="")
+        print("\n".join(safe(d.strip("\n"), keep="\n\t") + "\n" for d in loaded.diagrams), end="")
         return
     from .views.terminal import print_show
 
@@ -467,6 +524,7 @@ def compare(
                                                           "path/to/file.py:function). Default: the scenario's, "
                                                           "else every design."),
     lang: Optional[Lang] = LANG_OPTION,
+    max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Run a scenario's faults under every design (and its option sets) and show one table."""
     from .compare import compare as run_comparison
@@ -478,12 +536,13 @@ def compare(
 
             figure.check_path(plot)
         designs = [_check_design(d) for d in design]
-        comparison = run_comparison(load(scenario, set_), variant, seed, set_, designs or None)
+        comparison = run_comparison(load(scenario, set_, max_time=_max_time(max_time)), variant, seed, set_,
+                                    designs or None)
         comparison.source = scenario
         if plot is not None:
             figure.save(figure.comparison_figure(comparison.runs, _lang(lang)), plot)
     if format is Format.json:
-        print(json.dumps(comparison.to_json(), ensure_ascii=False, indent=1))
+        print_json(comparison.to_json())
     else:
         from .views.terminal import print_comparison
 
@@ -496,6 +555,71 @@ from .db.cli import app as db_app  # noqa: E402 (light: psycopg is imported only
 app.add_typer(db_app, name="db", help="Run DB schedules on the model and on a real PostgreSQL.")
 
 
+class _GuardedStdout:
+    """Standard output that keeps its first write error instead of raising it, and discards what follows, so
+    that `main` reports the error once at the end: never a traceback from a full disk or a closed pipe. It
+    delegates everything else to the real stream, except ``buffer``, so that nothing writes around it. A closed
+    file descriptor 1 (Python's ``sys.stdout`` is then None) fails the first write with EBADF."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.error: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                if self.stream is None:
+                    raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+                return self.stream.write(text)
+            except OSError as e:
+                self.error = e
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None and self.stream is not None:
+            try:
+                self.stream.flush()
+            except OSError as e:
+                self.error = e
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "buffer":
+            raise AttributeError(name)
+        return getattr(self.stream, name)
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: the commands, with standard output guarded (`_GuardedStdout`).
+
+    A standard output that cannot encode a character replaces it instead of failing (text only: JSON escapes
+    it, see `print_json`). A write error is reported at the end: a closed pipe quietly, exit 141 (128 +
+    SIGPIPE, what a shell reports for a Unix tool that a closed pipe ended); any other one as one line,
+    ``error: cannot write to standard output: …``, exit 2."""
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
+        sys.stdout.reconfigure(errors="replace")
+    guarded = sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
+    code: Any = 0
+    try:
+        app()
+    except SystemExit as done:
+        code = done.code
+    guarded.flush()
+    if guarded.error is not None:
+        _discard_stdout()
+        if guarded.error.errno == errno.EPIPE:
+            sys.exit(141)
+        print(f"error: cannot write to standard output: {guarded.error.strerror}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(code)
+
+
+def _discard_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so that what the real stream still holds is flushed there when
+    Python exits instead of failing again."""
+    if sys.__stdout__ is None:  # file descriptor 1 was closed: nothing is pending
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.__stdout__.fileno())
+    finally:
+        os.close(devnull)

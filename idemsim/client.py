@@ -11,25 +11,27 @@ waiting is recorded and ignored, as a closed connection would ignore it.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import simpy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
+from .fields import PG_INT, Attempts, InputModel, JsonObject, PositiveSeconds, Probability, Seconds
 from .http import Request, Response, classify
 from .network import Network
+from .printable import shown
 from .trace import Trace
 
 KeyStrategy = Literal["none", "per-operation", "per-attempt"]
 
 
-class RetryBudget(BaseModel):
+class RetryBudget(InputModel):
     """A token bucket that limits retries, as AWS's SDKs keep one per client: a retry spends tokens (more
     after a timeout), a success puts some back; with too few tokens the client does not retry."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     capacity: float = Field(500.0, gt=0, description="tokens in a full bucket (the bucket starts full)")
     retry_cost: float = Field(5.0, ge=0, description="tokens a retry after an error answer spends")
@@ -56,25 +58,24 @@ class TokenBucket:
         self.tokens = min(self.budget.capacity, self.tokens + self.budget.refill)
 
 
-class RetryPolicy(BaseModel):
+class RetryPolicy(InputModel):
     """When the client stops waiting, whether and when it tries again."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    timeout: float = Field(2.0, gt=0, description="seconds to wait for each attempt's answer")
-    max_attempts: int = Field(3, ge=1, description="attempts per operation, the first included")
-    backoff: float = Field(0.5, ge=0, description="seconds before the first retry")
+    timeout: PositiveSeconds = Field(2.0, description="seconds to wait for each attempt's answer")
+    max_attempts: Attempts = Field(3, description="attempts per operation, the first included")
+    backoff: Seconds = Field(0.5, description="seconds before the first retry")
     multiplier: float = Field(2.0, ge=1, description="each further retry waits this many times longer")
-    max_backoff: float = Field(30.0, ge=0, description="cap on one backoff")
+    max_backoff: Seconds = Field(30.0, description="cap on one backoff")
     jitter: Literal["none", "full", "equal"] = Field("none", description="randomise backoffs (AWS's names)")
-    retry_window: float | None = Field(None, gt=0, description="no attempt starts later than this after the "
-                                                                "operation began")
+    retry_window: PositiveSeconds | None = Field(None, description="no attempt starts later than this after "
+                                                                   "the operation began")
     retry_budget: RetryBudget | None = Field(None, description="a token bucket shared by the client's "
                                                                "operations (none: retries are not budgeted)")
 
     def backoff_before(self, retry: int, rng: random.Random) -> float:
-        """Seconds to wait before retry number ``retry`` (1 = the second attempt)."""
-        base = min(self.max_backoff, self.backoff * self.multiplier ** (retry - 1))
+        """Seconds to wait before retry number ``retry`` (1 = the second attempt): the exponential backoff,
+        capped at ``max_backoff`` — also where the uncapped one would be too large for a float."""
+        base = min(self.max_backoff, _grown(self.backoff, self.multiplier, retry - 1))
         if self.jitter == "full":
             return rng.uniform(0, base)
         if self.jitter == "equal":
@@ -82,28 +83,70 @@ class RetryPolicy(BaseModel):
         return base
 
 
+def _grown(backoff: float, multiplier: float, times: int) -> float:
+    """``backoff * multiplier ** times``, or infinity where that overflows a float (the cap then applies)."""
+    if backoff == 0:
+        return 0.0
+    try:
+        return backoff * multiplier ** times
+    except OverflowError:
+        return math.inf
+
+
 class ClientConfig(RetryPolicy):
     """The retry policy plus how the client makes idempotency keys."""
 
     key_strategy: KeyStrategy = Field("per-operation", description="none | per-operation | per-attempt")
-    duplicate_rate: float = Field(0.0, ge=0, le=1, description="probability that an operation is sent a second "
-                                                               "time by a copy (a double click), at random")
-    duplicate_delay: float = Field(0.5, ge=0, description="seconds after the operation that its copy starts")
+    duplicate_rate: Probability = Field(0.0, description="probability that an operation is sent a second time by "
+                                                         "a copy (a double click), at random")
+    duplicate_delay: Seconds = Field(0.5, description="seconds after the operation that its copy starts")
 
 
-class Operation(BaseModel):
+Method = Literal["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "POST", "PATCH"]
+NEEDS = {("POST", "/charges"): "amount", ("PUT", "/balance"): "value", ("POST", "/balance/decrement"): "amount"}
+"""The requests the API reads a number from, and the body field it reads: each must be an `Amount`."""
+
+
+class Operation(InputModel):
     """One logical operation the client wants done once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    at: float = Field(0.0, ge=0, description="when the operation starts")
-    method: Literal["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "POST", "PATCH"] = "POST"
+    at: Seconds = Field(0.0, description="when the operation starts")
+    method: Method = "POST"
     path: str = "/charges"
-    body: dict[str, Any] | None = Field(default_factory=lambda: {"amount": 1000})
-    key: str | None = Field(None, description="the key to send (per-operation); made from the seed if unset")
+    body: JsonObject | None = Field(default_factory=lambda: {"amount": 1000})
+    key: str | None = Field(None, min_length=1, description="the key to send (per-operation); made from the "
+                                                             "seed if unset")
     client: str = Field("client", description="the name of the client process, for the timeline")
     retry: ClientConfig | None = Field(None, description="this operation's own [client] fields; the rest "
                                                           "come from [client]")
+
+    @field_validator("key")
+    @classmethod
+    def _header_value(cls, key: str | None) -> str | None:
+        """A key travels in an HTTP header, which cannot hold control characters (RFC 9110, 5.5)."""
+        if key is not None and any(not ch.isprintable() for ch in key):
+            raise PydanticCustomError("header_value", "Input should be a key without control characters: it "
+                                                      "travels in an HTTP header")
+        return key
+
+    @field_validator("body")
+    @classmethod
+    def _what_the_api_reads(cls, body: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
+        """A charge needs its ``amount``, ``PUT /balance`` its ``value`` and a decrement its ``amount``: each an
+        integer within PostgreSQL's ``int`` (the charges table's column), checked here so that the API never
+        meets a body it cannot read."""
+        name = NEEDS.get((info.data.get("method"), info.data.get("path")))
+        if name is None:
+            return body
+        value = (body or {}).get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and PG_INT[0] <= value <= PG_INT[1]:
+            return body
+        request = f"{info.data['method']} {info.data['path']}"
+        problem = "has none" if value is None else f"got {shown(value)}"
+        raise PydanticCustomError("body_field", "Input should hold {name}, an integer from {low} to {high}, for "
+                                                "{request} ({problem})",
+                                  {"name": repr(name), "low": str(PG_INT[0]), "high": str(PG_INT[1]),
+                                   "request": request, "problem": problem})
 
 
 @dataclass

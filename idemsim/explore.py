@@ -74,24 +74,27 @@ def base_raw(design: str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     }
 
 
-def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAULT_SEED) -> Scenario:
-    """The default scenario of ``design`` with ``sets`` applied, validated; bad input raises `InputError`."""
+def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAULT_SEED, *,
+                  max_time: float | None = None) -> Scenario:
+    """The default scenario of ``design`` with ``sets`` applied, validated (every time against ``max_time``,
+    default the usual bound); bad input raises `InputError`."""
     from .designs import resolve_design
 
     design = resolve_design(design)
     raw = apply_sets(base_raw(design, seed), sets or [])
     raw["design"], raw["seed"] = design, seed
-    scenario = validate(raw, "explore --set")
+    scenario = validate(raw, "explore", max_time=max_time, sets=sets)
     _check_saveable(scenario)
     return scenario
 
 
-def scenario_for(design: str, schedule, sets: list[str] | None = None, seed: int = DEFAULT_SEED) -> Scenario:
+def scenario_for(design: str, schedule, sets: list[str] | None = None, seed: int = DEFAULT_SEED, *,
+                 max_time: float | None = None) -> Scenario:
     """The scenario of one searched run: the defaults, then the schedule's choices, then the user's ``sets``."""
     raw = deep_merge(base_raw(design, seed), schedule.overrides())
     raw = apply_sets(raw, sets or [])
     raw["design"], raw["seed"] = design, seed
-    return validate(raw, "explore")
+    return validate(raw, "explore", max_time=max_time)
 
 
 # -- one judged run ---------------------------------------------------------------------------------------------
@@ -109,7 +112,7 @@ class Counterexample:
         return list(self.run.scenario.faults)
 
     def replay_command(self) -> str:
-        return shlex.join(["idemsim", "run", self.saved]) if self.saved else ""
+        return shlex.join(_run_words(self.saved, self.run.scenario._max_time)) if self.saved else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"faults": [f.model_dump(mode="json") for f in self.faults],
@@ -217,7 +220,7 @@ class _Found(AssertionError):
 
 def search(design: str, sets: list[str] | None = None, *, max_examples: int = DEFAULT_MAX_EXAMPLES,
            seed: int = DEFAULT_SEED, max_faults: int = DEFAULT_MAX_FAULTS["search"],
-           properties: list[str] | None = None) -> Exploration:
+           properties: list[str] | None = None, max_time: float | None = None) -> Exploration:
     """Let Hypothesis choose up to ``max_examples`` runs; shrink the first that breaks a property."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
@@ -230,10 +233,10 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     from .designs import DESIGNS
 
     sets = list(sets or [])
-    base = base_scenario(design, sets, seed)  # bad input fails here, before any example
+    base = base_scenario(design, sets, seed, max_time=max_time)  # bad input fails here, before any example
     judged = judged_properties(properties)
     ops = 1
-    state = {"examples": 0, "shrink": 0, "last": None}
+    state: dict[str, Any] = {"examples": 0, "shrink": 0, "last": None, "error": None}
 
     @settings(max_examples=max_examples, database=None, deadline=None, derandomize=False,
               phases=(Phase.explicit, Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
@@ -241,11 +244,18 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     @hypothesis_seed(seed)
     @given(schedules(max_faults=max_faults, ops=ops, points=DESIGNS[design].points or CRASH_POINTS))
     def probe(schedule) -> None:
+        if state["error"] is not None:
+            return  # a run passed its bound: the search is over, the remaining examples cost nothing
         if state["last"] is None:
             state["examples"] += 1
         else:
             state["shrink"] += 1
-        run, violations = judge(scenario_for(design, schedule, sets, seed), design, seed, judged)
+        try:
+            run, violations = judge(scenario_for(design, schedule, sets, seed, max_time=max_time), design, seed,
+                                    judged)
+        except InputError as error:  # kept, not shrunk: every further run might take seconds to reach the bound
+            state["error"] = error
+            return
         if violations:
             state["last"] = run
             raise _Found(violations[0])
@@ -254,6 +264,8 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
         probe()
     except _Found:
         pass
+    if state["error"] is not None:
+        raise state["error"]
     result = Exploration(design, seed, "search", None, state["examples"], max(0, state["shrink"] - 1),
                           max_faults=max_faults, properties=judged)
     if state["last"] is not None:
@@ -305,14 +317,15 @@ def count_schedules(n: int, k: int) -> int:
 
 
 def exhaustive(design: str, sets: list[str] | None = None, *, max_faults: int = DEFAULT_MAX_FAULTS["exhaustive"],
-               seed: int = DEFAULT_SEED, properties: list[str] | None = None, executor=None) -> Exploration:
+               seed: int = DEFAULT_SEED, properties: list[str] | None = None, executor=None,
+               max_time: float | None = None) -> Exploration:
     """Judge every schedule of at most ``max_faults`` faults of `universe`, fewest faults first, and stop at
     the first that breaks a judged property. With an ``executor`` (a process pool, a Dask cluster) the
     schedules are judged in chunks side by side; the result is the same, counts included: the first
     counterexample in enumeration order, and what was checked up to it."""
     from .designs import DESIGNS
 
-    base = base_scenario(design, sets, seed)
+    base = base_scenario(design, sets, seed, max_time=max_time)
     judged = judged_properties(properties)
     faults = universe(points=DESIGNS[design].points or CRASH_POINTS)
     result = Exploration(design, seed, "exhaustive", None, universe=faults, max_faults=max_faults,
@@ -434,7 +447,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
 
     target = Path(path)
     header = (f"# A counterexample found by: {command}\n"
-              f"# Replay it with: {shlex.join(['idemsim', 'run', str(target)])}\n\n")
+              f"# Replay it with: {shlex.join(_run_words(str(target), cx.run.scenario._max_time))}\n\n")
     text = header + tomli_w.dumps(scenario_document(cx, command))
     directory = target.parent if str(target.parent) else Path(".")
     try:
@@ -451,7 +464,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
         raise InputError(f"--save {path}: cannot write: {e.strerror}") from None
-    replay = simulate(load(str(target)))
+    replay = simulate(load(str(target), max_time=cx.run.scenario._max_time))
     if replay.trace.to_json() != cx.run.trace.to_json():
         raise RuntimeError(f"{target}: the saved counterexample does not replay the same run")
     cx.saved = str(target)
@@ -459,8 +472,14 @@ def save(cx: Counterexample, path: str, command: str) -> str:
     return str(target)
 
 
+def _run_words(path: str, max_time: float | None) -> list[str]:
+    """``idemsim run PATH``, with the ``--max-time`` the exploration used."""
+    return ["idemsim", "run", path] + (["--max-time", str(max_time)] if max_time is not None else [])
+
+
 def command_line(design: str, sets: list[str], seed: int, *, exhaustive_mode: bool, max_faults: int | None,
-                 max_examples: int | None, properties: list[str] | None = None) -> str:
+                 max_examples: int | None, properties: list[str] | None = None,
+                 max_time: float | None = None) -> str:
     """The ``idemsim explore`` command that finds this again."""
     words = ["idemsim", "explore", design]
     for s in sets:
@@ -468,6 +487,8 @@ def command_line(design: str, sets: list[str], seed: int, *, exhaustive_mode: bo
     for p in properties or ():
         words += ["--property", p]
     words += ["--seed", str(seed)]
+    if max_time is not None:
+        words += ["--max-time", str(max_time)]
     if exhaustive_mode:
         words += ["--exhaustive", "--max-faults", str(max_faults)]
     else:

@@ -19,7 +19,12 @@ import random
 from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from .fields import InputModel, Integer, PositiveSeconds, Seconds
+
+Ordinal = Annotated[Integer, Field(ge=1)]
+"""An operation's or an attempt's number, counted from 1."""
 
 Message = Literal["request", "response"]
 LosableMessage = Literal["request", "response", "processor_response"]
@@ -27,11 +32,9 @@ CrashPoint = Literal["after_key", "after_processor", "after_charge", "before_res
 CRASH_POINTS: tuple[str, ...] = CrashPoint.__args__  # type: ignore[attr-defined]
 
 
-class _Fault(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    op: int = Field(1, ge=1, description="which logical operation (1 = the first in the scenario)")
-    attempt: int = Field(1, ge=1, description="which attempt of that operation")
+class _Fault(InputModel):
+    op: Ordinal = Field(1, description="which logical operation (1 = the first in the scenario)")
+    attempt: Ordinal = Field(1, description="which attempt of that operation")
 
 
 class LoseMessage(_Fault):
@@ -52,7 +55,7 @@ class DelayMessage(_Fault):
 
     kind: Literal["delay"] = "delay"
     message: Message
-    seconds: float = Field(gt=0)
+    seconds: PositiveSeconds
 
     def describe(self) -> str:
         return f"delay the {self.message} of op {self.op} attempt {self.attempt} by {self.seconds:g} s"
@@ -64,7 +67,7 @@ class Crash(_Fault):
 
     kind: Literal["crash"] = "crash"
     point: str
-    restart_after: float = Field(1.0, ge=0)
+    restart_after: Seconds = 1.0
 
     @field_validator("point")
     @classmethod
@@ -92,30 +95,29 @@ class ProcessorError(_Fault):
         return f"the payment processor fails op {self.op} attempt {self.attempt}"
 
 
-class Duplicate(BaseModel):
+class Duplicate(InputModel):
     """A second copy of operation ``op`` (same key, same body) starts at ``at``: a double click, a second
-    tab, a proxy that resends. It runs as its own client process with the same retry policy."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    tab, a proxy that resends. It runs as its own client process with the same retry policy. Its ``op`` must
+    name an operation of the scenario (`idemsim.scenario.Scenario` checks it)."""
 
     kind: Literal["duplicate"] = "duplicate"
-    op: int = Field(1, ge=1)
-    at: float = Field(0.0, ge=0)
+    op: Ordinal = 1
+    at: Seconds = 0.0
 
     def describe(self) -> str:
         return f"a duplicate of op {self.op} starts at {self.at:g} s"
 
 
-class Outage(BaseModel):
+class Outage(InputModel):
     """The API is unreachable from ``from`` to ``until``: every request in flight or sent meanwhile is lost
     (``mode = "lost"``) or answered 503 by a gateway in front of it (``"503"``), and every answer the API
     sends meanwhile is lost. At ``until`` it is reachable again. It fires when it touches a message."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)
 
     kind: Literal["outage"] = "outage"
-    start: float = Field(alias="from", ge=0, description="when the API becomes unreachable")
-    until: float = Field(gt=0, description="when it is reachable again")
+    start: Seconds = Field(alias="from", description="when the API becomes unreachable")
+    until: PositiveSeconds = Field(description="when it is reachable again")
     mode: Literal["lost", "503"] = Field("lost", description="lost: messages vanish; 503: a gateway answers")
 
     @model_validator(mode="after")

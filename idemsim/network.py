@@ -13,23 +13,31 @@ import random
 from typing import Callable, Literal
 
 import simpy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from .faults import Fate, FaultPlan
+from .fields import InputModel, PositiveSeconds, Probability, Seconds
 from .trace import Trace
 
 
-class Latency(BaseModel):
-    """A latency distribution: ``constant`` (``seconds``), ``uniform`` (``low``..``high``) or ``exponential``
-    (``mean``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Latency(InputModel):
+    """A latency distribution: ``constant`` (``seconds``), ``uniform`` (``low``..``high``, ``low`` not above
+    ``high``) or ``exponential`` (``mean``)."""
 
     dist: Literal["constant", "uniform", "exponential"] = "constant"
-    seconds: float = Field(0.05, ge=0)
-    low: float = Field(0.0, ge=0)
-    high: float = Field(0.1, ge=0)
-    mean: float = Field(0.05, gt=0)
+    seconds: Seconds = 0.05
+    low: Seconds = 0.0
+    high: Seconds = 0.1
+    mean: PositiveSeconds = 0.05
+
+    @model_validator(mode="after")
+    def _a_range(self) -> "Latency":
+        if self.dist == "uniform" and self.low > self.high:
+            raise PydanticCustomError("uniform_range", "Input should have low <= high for a uniform latency "
+                                                       "(low {low}, high {high})",
+                                      {"low": f"{self.low:g}", "high": f"{self.high:g}"})
+        return self
 
     def draw(self, rng: random.Random) -> float:
         """One latency. Always consumes exactly one draw from ``rng``, whatever the distribution."""
@@ -42,13 +50,11 @@ class Latency(BaseModel):
         return self.seconds
 
 
-class Link(BaseModel):
+class Link(InputModel):
     """One direction of the network: its latency and the probability that it loses a message."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     latency: Latency = Latency()
-    loss: float = Field(0.0, ge=0, le=1, description="probability that a message is lost")
+    loss: Probability = Field(0.0, description="probability that a message is lost")
 
 
 class Network:

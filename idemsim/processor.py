@@ -23,20 +23,19 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import simpy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .faults import FaultPlan
+from .fields import InputModel, PositiveSeconds, Seconds
 
 Outcome = Literal["captured", "declined", "timeout", "in_use", "not_found"]
 
 
-class ProcessorConfig(BaseModel):
+class ProcessorConfig(InputModel):
     """The ``[processor]`` table of a scenario."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    latency: float = Field(0.0, ge=0, description="seconds a call or an answer travels, each way")
-    key_ttl: float = Field(86400.0, gt=0, description="seconds the processor remembers a key's first answer")
+    latency: Seconds = Field(0.0, description="seconds a call or an answer travels, each way")
+    key_ttl: PositiveSeconds = Field(86400.0, description="seconds the processor remembers a key's first answer")
 
 
 @dataclass(frozen=True, slots=True)

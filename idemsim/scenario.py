@@ -14,18 +14,23 @@ from __future__ import annotations
 import copy
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from .api import ApiConfig
 from .client import ClientConfig, Operation
 from .errors import InputError
 from .faults import Fault
+from .fields import MAX_NESTING, Count, InputModel, Integer, JsonObject, PositiveSeconds, Seconds, dotted
 from .http import Outcome
 from .network import Link
 from .paths import scenarios_dir
+from .printable import shown
 from .processor import ProcessorConfig
+from .readers import check_document, file_kind, label, parse_toml, read_text
+
 
 def _known_design(name: str) -> str:
     """A design the registry knows: a shipped one, one registered from Python, or one named by file."""
@@ -40,42 +45,43 @@ DesignName = Annotated[str, AfterValidator(_known_design)]
 """A design's name, checked against `idemsim.designs.DESIGNS` when a scenario is validated."""
 
 
-class NetworkConfig(BaseModel):
+class NetworkConfig(InputModel):
     """The two directions of the network."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     request: Link = Link()
     response: Link = Link()
 
 
-class Expectation(BaseModel):
+Status = Integer | Literal["timeout"]
+
+
+class Expectation(InputModel):
     """What a run under one design must show. Every field left out is not checked."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    charges: int | None = Field(None, ge=0, description="charge rows at the end")
-    captures: int | None = Field(None, ge=0, description="captures in the payment processor's ledger")
+    charges: Count | None = Field(None, description="charge rows at the end")
+    captures: Count | None = Field(None, description="captures in the payment processor's ledger")
     outcome: Outcome | None = Field(None, description="the first operation's final outcome")
-    status: int | None = Field(None, description="the first operation's final status")
-    seen: list[int | Literal["timeout"]] | None = Field(None, description="statuses of the first operation's "
-                                                                            "attempts, in order")
+    status: Integer | None = Field(None, description="the first operation's final status")
+    seen: list[Status] | None = Field(None, description="statuses of the first operation's attempts, in order")
     outcomes: list[Outcome] | None = Field(None, description="every operation's final outcome, in order")
-    seen_by_op: list[list[int | Literal["timeout"]]] | None = Field(
+    seen_by_op: list[list[Status]] | None = Field(
         None, description="statuses of every operation's attempts (duplicates included), in order")
-    client_believes: int | None = Field(None, ge=0, description="logical operations the client believes done "
-                                                                "(one of its copies ended ok)")
+    client_believes: Count | None = Field(None, description="logical operations the client believes done "
+                                                            "(one of its copies ended ok)")
     replay_identical: bool | None = Field(None, description="every replayed response equals the first")
-    replays: int | None = Field(None, ge=0, description="responses the API replayed from a record")
+    replays: Count | None = Field(None, description="responses the API replayed from a record")
     wait_seconds: float | None = Field(None, ge=0, description="the longest wait of a statement on the index")
-    keys_held: int | None = Field(None, ge=0, description="key records left at the end")
-    keys_in_progress: int | None = Field(None, ge=0, description="key records left in_progress")
-    balance: int | None = Field(None, description="the balance at the end")
-    items: dict[str, Any] | None = Field(None, description="the items at the end")
-    log_lines: int | None = Field(None, ge=0, description="requests the API wrote to its access log")
+    keys_held: Count | None = Field(None, description="key records left at the end")
+    keys_in_progress: Count | None = Field(None, description="key records left in_progress")
+    balance: Integer | None = Field(None, description="the balance at the end")
+    items: JsonObject | None = Field(None, description="the items at the end")
+    log_lines: Count | None = Field(None, description="requests the API wrote to its access log")
 
 
-class Arrivals(BaseModel):
+Name = Annotated[str, Field(min_length=1)]
+
+
+class Arrivals(InputModel):
     """Many operations without writing each: a template operation, started ``count`` times by a process.
 
     ``poisson``: gaps drawn from an exponential with mean ``gap`` (or 1/``rate``), from the run's random
@@ -83,14 +89,12 @@ class Arrivals(BaseModel):
     the written ``[[operations]]``, as if written out, so faults and expectations can name them.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     process: Literal["poisson", "uniform", "burst"] = Field("poisson", description="how arrivals are spaced")
     count: int = Field(ge=1, le=1_000_000, description="how many operations arrive")
     rate: float | None = Field(None, gt=0, description="arrivals per second (poisson, uniform)")
-    gap: float | None = Field(None, gt=0, description="seconds between arrivals, the mean for poisson "
-                                                      "(instead of rate)")
-    start: float = Field(0.0, ge=0, description="when the first may arrive")
+    gap: PositiveSeconds | None = Field(None, description="seconds between arrivals, the mean for poisson "
+                                                          "(instead of rate)")
+    start: Seconds = Field(0.0, description="when the first may arrive")
     operation: Operation = Field(default_factory=Operation, description="the template of every arrival")
 
     @model_validator(mode="after")
@@ -120,21 +124,17 @@ class Arrivals(BaseModel):
         return out
 
 
-class SweepMark(BaseModel):
+class SweepMark(InputModel):
     """A vertical line on a sweep's figure at a value of the varied field (``{at = 40, label = "…"}``), or a
     band from ``at`` to ``until``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     at: float
     until: float | None = None
     label: str
 
 
-class SweepConfig(BaseModel):
+class SweepConfig(InputModel):
     """A scenario's default sweep (``idemsim sweep NAME``): the grid, the seeds, the designs, the figure."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     vary: dict[str, list[Any] | str] = Field(default_factory=dict, description="field -> its values, or "
                                                                                "\"START:STOP:STEP\"")
@@ -147,11 +147,9 @@ class SweepConfig(BaseModel):
     marks: list[SweepMark] = Field(default_factory=list, description="vertical lines drawn on the figure")
 
 
-class Texts(BaseModel):
+class Texts(InputModel):
     """A story's words for the reader in another language (``[ja]``): each field the English one's
     translation, in the article's terms (docs/ja/glossary.md)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     title: str | None = None
     summary: str | None = None
@@ -160,12 +158,10 @@ class Texts(BaseModel):
     teaches: str | None = None
 
 
-class Scenario(BaseModel):
+class Scenario(InputModel):
     """One story of the article, ready to run."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str
+    name: Name
     title: str
     summary: str = Field(description="one line for `idemsim list`")
     group: str = "other"
@@ -177,8 +173,9 @@ class Scenario(BaseModel):
     ja: Texts | None = Field(None, description="the title, summary, group, story and lesson in Japanese")
     variant: str | None = Field(None, description="set on a variant: its name")
     design: DesignName = "same-tx"
-    compare: list[DesignName] | None = Field(None, description="designs `idemsim compare` runs (default all)")
-    seed: int = 1
+    compare: list[DesignName] | None = Field(None, min_length=1, description="designs `idemsim compare` runs "
+                                                                             "(default all)")
+    seed: Integer = 1
     client: ClientConfig = ClientConfig()
     operations: list[Operation] = Field(default_factory=lambda: [Operation()])
     arrivals: Arrivals | None = Field(None, description="many operations from a template")
@@ -188,9 +185,11 @@ class Scenario(BaseModel):
     processor: ProcessorConfig = ProcessorConfig()
     faults: list[Fault] = Field(default_factory=list)
     expect: dict[DesignName, Expectation] = Field(default_factory=dict)
-    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    variants: dict[Name, dict[str, Any]] = Field(default_factory=dict)
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr("")
+    _max_time: float | None = PrivateAttr(None)
+    """The bound on simulated time it was validated against (``--max-time``), or None for the default."""
 
     @model_validator(mode="before")
     @classmethod
@@ -232,6 +231,20 @@ class Scenario(BaseModel):
             return getattr(self.ja, field)
         return getattr(self, field)
 
+    @model_validator(mode="after")
+    def _duplicates_copy_an_operation(self) -> "Scenario":
+        """A duplicate copies one of the operations, so its ``op`` must name one (a lost message of an attempt
+        that never happens is legal: the run reports that fault as never happened)."""
+        for i, fault in enumerate(self.faults):
+            if fault.kind == "duplicate" and fault.op > self.operation_count():
+                n = self.operation_count()
+                raise PydanticCustomError(
+                    "duplicate_op", "Input should name an operation to duplicate, from 1 to {n} (got {op}: the "
+                                    "scenario has {operations})",
+                    {"at": f"faults.{i}.op", "n": str(n), "op": str(fault.op),
+                     "operations": f"{n} operation{'s' if n != 1 else ''}"})
+        return self
+
     def variant_names(self) -> list[str]:
         return list(self.variants)
 
@@ -253,55 +266,76 @@ def sweep_names() -> list[str]:
 
 
 def resolve(name_or_path: str) -> Path:
-    """A built-in scenario's or sweep's name, or a path to a TOML file."""
+    """A built-in scenario's or sweep's name, or a path to a TOML file. Nothing is opened here: a directory, a
+    FIFO or a device is named as what it is."""
+    if not name_or_path:
+        raise InputError("'': give a scenario's name (see `idemsim list`) or a path to a .toml file")
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        if not path.is_file():
-            raise InputError(f"{name_or_path}: no such scenario file")
+    kind = file_kind(path)
+    if path.suffix == ".toml" or kind is not None:
+        if kind is None:
+            raise InputError(f"{label(name_or_path)}: no such scenario file")
+        if kind != "a file":
+            raise InputError(f"{label(name_or_path)}: is {kind}, not a scenario file")
         return path
-    for candidate in (builtin_dir() / f"{name_or_path}.toml", builtin_dir() / "sweeps" / f"{name_or_path}.toml"):
-        if candidate.is_file():
-            return candidate
-    raise InputError(f"unknown scenario {name_or_path!r}; valid names: {', '.join(builtin_names())} "
+    if "/" not in name_or_path:
+        for candidate in (builtin_dir() / f"{name_or_path}.toml", builtin_dir() / "sweeps" / f"{name_or_path}.toml"):
+            if file_kind(candidate) == "a file":
+                return candidate
+    raise InputError(f"unknown scenario {shown(name_or_path)}; valid names: {', '.join(builtin_names())} "
                      f"(or a path to a .toml file)")
 
 
-def read_raw(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: not valid TOML: {e}") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+def read_raw(path: Path, source: str | None = None) -> dict[str, Any]:
+    """The TOML document in the scenario file ``path`` (`idemsim.readers`: UTF-8, nesting bounded)."""
+    return parse_toml(read_text(path, "a scenario file"), source or str(path))
 
 
 def parse_set(assignment: str) -> tuple[list[str], Any]:
     """``"network.request.loss=0.3"`` -> (["network", "request", "loss"], 0.3); values are TOML, else text."""
     field, sep, text = assignment.partition("=")
+    where = f"--set {shown(assignment)}"
     if not sep or not field.strip():
-        raise InputError(f"--set {assignment!r}: expected section.field=value")
+        raise InputError(f"{where}: expected section.field=value")
+    path = [part.strip() for part in field.strip().split(".")]
+    if not all(path):
+        raise InputError(f"{where}: a field name is empty; expected section.field=value, e.g. client.timeout=1")
+    if len(path) > MAX_NESTING:
+        raise InputError(f"{where}: nested more than {MAX_NESTING} levels deep; at most {MAX_NESTING} are allowed")
     try:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         value = text
-    return field.strip().split("."), value
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply to read; at most {MAX_NESTING} levels are allowed") from None
+    except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)
+        raise InputError(f"{where}: an integer has too many digits to read; integers are 64-bit") from None
+    check_document(value, where)
+    return path, value
 
 
-def apply_sets(raw: dict[str, Any], sets: list[str]) -> dict[str, Any]:
+def apply_sets(raw: dict[str, Any], sets: list[str], *, variants: bool = True) -> dict[str, Any]:
     """``raw`` with each ``section.field=value`` applied. TOML cannot write "no value", so ``none`` (or
     ``null``) sets a field that may be unset, such as ``api.lease``, to None; where ``none`` is one of a
-    field's allowed words (``client.key_strategy=none``) it stays that word."""
+    field's allowed words (``client.key_strategy=none``) it stays that word. ``variants.NAME.…`` must name a
+    variant of ``raw``; with ``variants=False`` (a variant's own story) such sets are left out."""
     raw = copy.deepcopy(raw)
     for assignment in sets:
         path, value = parse_set(assignment)
+        if path[0] == "variants":
+            if not variants:
+                continue
+            known = raw.get("variants") if isinstance(raw.get("variants"), dict) else {}
+            if len(path) > 1 and path[1] not in known:
+                raise InputError(f"--set {shown(assignment)}: no variant {shown(path[1])}; variants: "
+                                 f"{', '.join(known) or 'none'}")
         if value in ("none", "null") and _accepts_none(path):
             value = None
         node = raw
         for part in path[:-1]:
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise InputError(f"--set {assignment!r}: {part!r} is not a table")
+                raise InputError(f"--set {shown(assignment)}: {shown(part)} is not a table")
             node = child
         node[path[-1]] = value
     return raw
@@ -317,90 +351,148 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def validate(raw: dict[str, Any], source: str) -> Scenario:
+def validate(raw: dict[str, Any], source: str, *, max_time: float | None = None, sets: list[str] | None = None,
+             variant: str | None = None) -> Scenario:
+    """``raw`` as a `Scenario`, every time checked against ``max_time`` (default: the usual bound), or one
+    `InputError` line naming ``source`` (and the ``--set`` among ``sets`` that gave the bad field, read as the
+    variant ``variant`` sees it), the field, the value and what is allowed."""
+    check_document(raw, source)
     try:
-        scenario = Scenario.model_validate(raw)
+        scenario = Scenario.model_validate(raw, context=None if max_time is None else {"max_time": max_time})
     except ValidationError as e:
-        raise InputError(f"{source}: {describe_error(e)}") from None
-    scenario._raw, scenario._source = raw, source
+        culprit = _culprit(e, sets or [], variant)
+        where = f"{source}, --set {shown(culprit)}" if culprit else source
+        raise InputError(f"{where}: {describe_error(e)}") from None
+    scenario._raw, scenario._source, scenario._max_time = raw, source, max_time
     return scenario
 
 
+# -- one line per error ---------------------------------------------------------------------------------
+_SAYS_ITS_VALUE = frozenset({"body_field", "uniform_range", "duplicate_op", "json_value"})
+"""Errors whose message already shows the value (or where the whole input would be noise)."""
+
+
 def describe_error(e: ValidationError) -> str:
-    """The first validation error as one line: field, problem, and what is allowed."""
-    err = e.errors()[0]
-    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union")) and p != "[key]"]
-    field = ".".join(loc) or "(top level)"
+    """The first validation error as one line: the field as the user writes it, the problem and what is
+    allowed, and the value given, cut to fit the line. The alternatives of a union are said together
+    (``Input should be greater than or equal to 0.001 or 'off'``)."""
+    errors = e.errors()
+    err = errors[0]
+    path, _ = _walk(err["loc"])
+    extra = (err.get("ctx") or {}).get("at")
+    field = extra or dotted(tuple(path)) or "(the whole scenario)"
     if err["type"] == "extra_forbidden":
-        allowed = _allowed_fields(err["loc"][:-1])
+        parent, node = _walk(err["loc"][:-1])
+        allowed = list(node.model_fields) if _is_model(node) else []
         hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
-        return f"unknown field {field!r}{hint}"
+        return f"unknown field {shown(dotted((*parent, err['loc'][-1])))}{hint}"
     if err["type"] == "missing":
-        return f"field {field!r} is required"
-    if err["type"] == "value_error":
-        return f"field {field!r}: {err['msg'].removeprefix('Value error, ')} (got {err.get('input')!r})"
-    return f"field {field!r}: {err['msg']} (got {err.get('input')!r})"
+        return f"field {shown(field)} is required"
+    messages = [err["msg"].removeprefix("Value error, ")]
+    for other in errors[1:]:
+        if _walk(other["loc"])[0] == path and other["type"] not in ("extra_forbidden", "missing"):
+            said = other["msg"].removeprefix("Input should be ")
+            if said != other["msg"] and said not in messages:
+                messages.append(said)
+    message = " or ".join(messages)
+    if err["type"] in _SAYS_ITS_VALUE:
+        return f"field {shown(field)}: {message}"
+    return f"field {shown(field)}: {message} (got {shown(err.get('input'))})"
 
 
-def _allowed_fields(loc: tuple) -> list[str]:
-    from typing import get_args
-
-    model: Any = Scenario
-    for part in loc:
-        if isinstance(part, int) or model is None:
-            continue
-        if isinstance(model, type) and issubclass(model, BaseModel):
-            if part not in model.model_fields:
-                # a tagged union member or dict key: find the model among the annotation's arguments
-                model = next((a for a in _models_in(model) if getattr(a, "__name__", "") == part), None)
+def _culprit(e: ValidationError, sets: list[str], variant: str | None) -> str | None:
+    """The last of ``sets`` that set the first error's field, or a table holding it, or a field inside it."""
+    err = e.errors()[0]
+    at = (err.get("ctx") or {}).get("at")
+    field = at.split(".") if at else _walk(err["loc"])[0] + (
+        [str(err["loc"][-1])] if err["type"] == "extra_forbidden" else [])
+    for assignment in reversed(sets):
+        path, _ = parse_set(assignment)
+        if path[0] == "variants":
+            if variant is None or len(path) < 3 or path[1] != variant:
                 continue
-            model = _first_model(model.model_fields[part].annotation)
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return list(model.model_fields)
-    return []
+            path = path[2:]
+        n = min(len(path), len(field))
+        if path[:n] == field[:n]:
+            return assignment
+    return None
+
+
+def _is_model(node: Any) -> bool:
+    return isinstance(node, type) and issubclass(node, BaseModel)
+
+
+def _shape(annotation: Any) -> tuple[str, Any]:
+    """What a field's annotation holds: ("model", M), ("models", [M, …]) for a tagged union, ("list", item),
+    ("dict", value), or ("leaf", None)."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if _is_model(annotation):
+        return "model", annotation
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is list:
+        return "list", args[0] if args else Any
+    if origin is dict:
+        return "dict", args[1] if len(args) == 2 else Any
+    if origin is Union or type(annotation).__name__ == "UnionType":
+        members = [a for a in args if a is not type(None)]
+        if len(members) == 1:
+            return _shape(members[0])
+        shapes = [_shape(a) for a in members]
+        if all(kind == "model" for kind, _ in shapes):
+            return "models", [m for _, m in shapes]
+    return "leaf", None
+
+
+def _walk(loc: tuple) -> tuple[list[str], Any]:
+    """A pydantic error location as the user's path (union members' tags and ``[key]`` left out), and the
+    annotation found at its end."""
+    node: Any = Scenario
+    path: list[str] = []
+    for part in loc:
+        kind, inner = _shape(node)
+        name = _field_named(inner, part) if kind == "model" else None
+        if name is not None:
+            path.append(str(part))
+            node = inner.model_fields[name].annotation
+        elif kind == "models":
+            node = next((m for m in inner if part in (m.__name__, m.model_fields["kind"].default)), node)
+        elif kind == "list" and isinstance(part, int):
+            path.append(str(part))
+            node = inner
+        elif kind == "dict" and part != "[key]":
+            path.append(str(part))
+            node = inner
+    kind, inner = _shape(node)
+    return path, inner if kind == "model" else node
+
+
+def _field_named(model: Any, part: Any) -> str | None:
+    """The field of ``model`` that ``part`` names, by its name or its alias (``from`` for an outage's start)."""
+    if not isinstance(part, str):
+        return None
+    if part in model.model_fields:
+        return part
+    return next((name for name, info in model.model_fields.items() if info.alias == part), None)
 
 
 def _accepts_none(path: list[str]) -> bool:
     """Whether the Scenario field at ``path`` may be None."""
-    from typing import get_args
-
-    model: Any = Scenario
-    for part in path[:-1]:
-        if not (isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields):
-            return False
-        model = _first_model(model.model_fields[part].annotation)
-    if not (isinstance(model, type) and issubclass(model, BaseModel) and path[-1] in model.model_fields):
+    parent_path, parent = _walk(tuple(path[:-1]))
+    if parent_path != path[:-1] or not _is_model(parent) or path[-1] not in parent.model_fields:
         return False
-    return type(None) in get_args(model.model_fields[path[-1]].annotation)
+    return type(None) in get_args(parent.model_fields[path[-1]].annotation)
 
 
-def _models_in(annotation: Any) -> list[type]:
-    from typing import get_args
-
-    found = []
-    for a in get_args(annotation) or (annotation,):
-        if isinstance(a, type) and issubclass(a, BaseModel):
-            found.append(a)
-        else:
-            found.extend(_models_in(a) if get_args(a) else [])
-    return found
-
-
-def _first_model(annotation: Any) -> Any:
-    models = _models_in(annotation)
-    if len(models) == 1:
-        return models[0]
-    return annotation if not models else models  # type: ignore[return-value]
-
-
-def load(name_or_path: str, sets: list[str] | None = None) -> Scenario:
-    """Load a built-in scenario or a file; ``sets`` are ``section.field=value`` overrides."""
+def load(name_or_path: str, sets: list[str] | None = None, *, max_time: float | None = None) -> Scenario:
+    """Load a built-in scenario or a file; ``sets`` are ``section.field=value`` overrides; ``max_time`` the
+    bound on a run's simulated time that every time is checked against (default: the usual bound)."""
     path = resolve(name_or_path)
-    raw = read_raw(path)
-    source = str(path) if Path(name_or_path).suffix == ".toml" or Path(name_or_path).exists() else \
-        f"scenario {name_or_path!r}"
+    builtin = path.parent == builtin_dir() and name_or_path == path.stem
+    source = f"scenario {name_or_path!r}" if builtin else label(path)
+    raw = read_raw(path, source)
     raw.setdefault("name", path.stem)
-    scenario = validate(apply_sets(raw, sets or []), source)
+    scenario = validate(apply_sets(raw, sets or []), source, max_time=max_time, sets=sets)
     for name in scenario.variants:  # validate every variant now, so a bad one fails before anything runs
         variant(scenario, name, sets, source=source)
     return scenario
@@ -409,16 +501,17 @@ def load(name_or_path: str, sets: list[str] | None = None) -> Scenario:
 def variant(scenario: Scenario, name: str, sets: list[str] | None = None, *, source: str = "") -> Scenario:
     """The scenario as variant ``name`` tells it."""
     if name not in scenario.variants:
-        raise InputError(f"scenario {scenario.name!r} has no variant {name!r}; variants: "
+        raise InputError(f"scenario {shown(scenario.name)} has no variant {shown(name)}; variants: "
                          f"{', '.join(scenario.variants) or 'none'}")
     source = source or scenario._source or scenario.name
     base = {k: v for k, v in scenario._raw.items() if k != "variants"}
     over = scenario.variants[name]
     if "variants" in over:
-        raise InputError(f"{source}: field 'variants.{name}.variants': a variant cannot have variants")
-    merged = apply_sets(deep_merge(base, over), sets or [])
+        raise InputError(f"{source}: field {shown(f'variants.{name}.variants')}: a variant cannot have variants")
+    merged = apply_sets(deep_merge(base, over), sets or [], variants=False)
     merged["variant"] = name
-    return validate(merged, f"{source} (variant {name!r})")
+    return validate(merged, f"{source} (variant {shown(name)})", max_time=scenario._max_time, sets=sets,
+                    variant=name)
 
 
 def runs(scenario: Scenario, sets: list[str] | None = None) -> list[Scenario]:

@@ -5,6 +5,13 @@ the database model, the API and one client process per operation), runs it until
 and nothing is left in flight (handlers, messages, a pending restart; with lease recovery, until recovery has
 had its chance), and returns a `Run`: the trace, the final tables, and the summary that `idemsim.checks`
 derives from them. Nothing here reads the wall clock or the global RNG: the same inputs give the same trace.
+
+Every run is bounded: its simulated clock never passes ``max_time`` (`MAX_SIMULATED_SECONDS` unless the
+scenario was validated against another bound, ``--max-time``) and it processes at most `MAX_EVENTS` events plus
+`EVENTS_PER_ATTEMPT` for each attempt its clients may make (a load of a thousand purchases needs more than one);
+a run that would go further stops with an `InputError` naming the bound (`BoundedEnvironment`). The scenario's
+validation has already refused any single time longer than the bound, so what stops here is a combination
+(many long attempts, a long exponential tail) or a background process ticking through a long run.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from .client import Client, OperationResult, TokenBucket, make_key
 from .db.engine import Database, DbEvent
 from .errors import InputError
 from .faults import FaultPlan
+from .fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
 from .network import Network
 from .processor import Processor
 from .scenario import Scenario
@@ -28,8 +36,7 @@ from .tally import Tally
 from .trace import Trace
 
 FORMAT_VERSION = 1
-MAX_SIMULATED_SECONDS = 10_000_000.0
-"""A run still busy after this long is a bug in a design or the model, not a long story."""
+__all__ = ["MAX_EVENTS", "MAX_SIMULATED_SECONDS", "BoundedEnvironment", "Run", "simulate"]
 SETTLE_SECONDS = 86400.0
 """How long handlers, messages and restarts may go on after the last client has ended: a day of simulated time."""
 RECOVERY_ROUNDS = 3
@@ -102,17 +109,53 @@ class Run:
                 "seed": self.seed, "trace": self.trace_json(), "summary": self.summary}
 
 
+class BoundedEnvironment(simpy.Environment):
+    """A SimPy environment that refuses to go past ``max_time`` simulated seconds or ``max_events`` events.
+
+    SimPy's ``run`` advances by calling ``step``; checking there bounds every way a run advances. What is
+    reported is the first event that would break a bound, before it is processed: the trace so far is
+    untouched. An empty schedule is left to SimPy (it is a bug in idemsim, not input)."""
+
+    def __init__(self, max_time: float, max_events: int, describe: str) -> None:
+        super().__init__()
+        self.max_time = max_time
+        self.max_events = max_events
+        self.events = 0
+        self.describe = describe
+        """What runs, for the error message: the scenario's source and the design."""
+
+    def step(self) -> None:
+        if self._queue:
+            if self.peek() > self.max_time:
+                raise InputError(f"{self.describe}: the run did not end within {self.max_time:g} s of simulated "
+                                 f"time, the bound on a run (--max-time raises it)")
+            self.events += 1
+            if self.events > self.max_events:
+                raise InputError(f"{self.describe}: the run did not end within {self.max_events:,} simulation "
+                                 f"events, the bound on a run (at {self.now:g} s of simulated time; a short "
+                                 f"period of background work in a long run?)")
+        super().step()
+
+
 def unique_constraint(scenario: Scenario, design: str) -> bool:
     if scenario.api.unique is not None:
         return scenario.api.unique
     return design != "check-then-insert"
 
 
-def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None) -> Run:
-    """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's)."""
+def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None, *,
+             max_time: float | None = None, max_events: int | None = None) -> Run:
+    """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's).
+
+    ``max_time`` bounds the simulated time (default: the bound the scenario was validated against, else
+    `MAX_SIMULATED_SECONDS`), ``max_events`` the events (default `MAX_EVENTS`, plus `EVENTS_PER_ATTEMPT` for
+    each attempt the clients may make); a run that would pass either raises `InputError`."""
     design = design or scenario.design
     seed = scenario.seed if seed is None else seed
-    env = simpy.Environment()
+    if max_time is None:
+        max_time = scenario._max_time if scenario._max_time is not None else MAX_SIMULATED_SECONDS
+    source = scenario._source or f"scenario {scenario.name!r}"
+    env = BoundedEnvironment(max_time, MAX_EVENTS if max_events is None else max_events, f"{source}, design {design}")
     tally = Tally()
     trace = Trace(observers=(tally.observe,))
     rng = random.Random(seed)
@@ -138,7 +181,7 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     for i, operation in enumerate(scenario.operations, start=1):
         clients.append(Client(env, i, operation, _config(scenario, operation), rng, network, api, trace,
                               key=keys[i - 1], budget=budget(operation)))
-    copies = [(dup.op, dup.at) for _, dup in plan.duplicates() if dup.op <= len(scenario.operations)]
+    copies = [(dup.op, dup.at) for _, dup in plan.duplicates()]  # each names an operation: `Scenario` checked it
     for i, operation in enumerate(scenario.operations, start=1):  # random double clicks, from the run's RNG
         config = _config(scenario, operation)
         if config.duplicate_rate and rng.random() < config.duplicate_rate:
@@ -148,6 +191,8 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
         operation = original.model_copy(update={"at": at, "client": f"{original.client}-dup"})
         clients.append(Client(env, len(clients) + 1, operation, _config(scenario, operation), rng, network, api,
                               trace, key=keys[op - 1], logical=op, budget=budget(operation)))
+    if max_events is None:
+        env.max_events = MAX_EVENTS + EVENTS_PER_ATTEMPT * sum(c.config.max_attempts for c in clients)
     env.run(until=simpy.AllOf(env, [env.process(c.run()) for c in clients]))
 
     def settle() -> None:
@@ -157,7 +202,7 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
                 working = ", ".join(f"{name} (request {h.request.id})" for name, h in api.handlers.items())
                 raise InputError(f"design {design!r}: the run did not settle: {working or 'work'} still going "
                                  f"{SETTLE_SECONDS:g} s after the clients ended (a handler that never answers?)")
-            _step(env)
+            env.step()
 
     settle()
     for _ in range(RECOVERY_ROUNDS):
@@ -184,12 +229,6 @@ def with_arrivals(scenario: Scenario, rng: random.Random) -> Scenario:
 
 def _config(scenario: Scenario, operation):
     return operation.retry or scenario.client
-
-
-def _step(env: simpy.Environment) -> None:
-    if env.peek() > MAX_SIMULATED_SECONDS:
-        raise RuntimeError(f"the simulation did not settle within {MAX_SIMULATED_SECONDS:g} s")
-    env.step()
 
 
 def _db_recorder(trace: Trace):

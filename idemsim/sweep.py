@@ -162,7 +162,8 @@ def _with_sets(scenario, assignments: list[str]):
 
     raw = {k: v for k, v in scenario._raw.items()}
     return validate(apply_sets(raw, assignments), f"{scenario._source or scenario.name} with "
-                                                  f"{' '.join('--set ' + a for a in assignments)}")
+                                                  f"{' '.join('--set ' + a for a in assignments)}",
+                    max_time=scenario._max_time)
 
 
 @dataclass
@@ -209,6 +210,16 @@ def run(spec: Sweep, executor: Executor | None = None,
     rows = [aggregate(design, point, measures) for (point, design, _, _), measures in zip(tasks, results)]
     return SweepResult(spec.scenario.name, spec.seeds, spec.base_seed, spec.axes, spec.designs, rows,
                        spec.scenario.title)
+
+
+def point_text(value: Any) -> str:
+    """A point's value where space is short (a table cell, a legend): a table, such as a retry budget, is
+    ``on``; None is ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return "on"
+    return str(value)
 
 
 def _parse_point(point: dict[str, str]) -> list[Any]:

@@ -164,8 +164,9 @@ class TestExploreJson:
 class TestExploreBadInput:
     @pytest.mark.parametrize("args, message", [
         (["bogus"], "error: unknown design 'bogus'; valid designs: naive, check-then-insert, same-tx"),
-        (["same-tx", "--set", "api.leas=1"], "error: explore --set: unknown field 'api.leas'"),
-        (["same-tx", "--set", "client.timeout=soon"], "error: explore --set: field 'client.timeout'"),
+        (["same-tx", "--set", "api.leas=1"], "error: explore, --set 'api.leas=1': unknown field 'api.leas'"),
+        (["same-tx", "--set", "client.timeout=soon"],
+         "error: explore, --set 'client.timeout=soon': field 'client.timeout'"),
         (["same-tx", "--set", "api.ttl=none"], "error: --set api.ttl=none: a scenario file cannot express it"),
         (["same-tx", "--exhaustive", "--max-faults", "6"], "error: --max-faults 6: the exhaustive mode allows"),
         (["same-tx", "--property", "exactly-once"], "error: --property 'exactly-once': no such property; allowed: "),

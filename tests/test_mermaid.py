@@ -75,12 +75,14 @@ class TestMermaidParsesEverything:
         assert all(v["ok"] for v in parse(texts))
 
     def test_hostile_input_cannot_break_a_diagram(self, tmp_path):
-        """A key full of Mermaid's own syntax, control characters and a comment marker still parses."""
+        """A key full of Mermaid's own syntax and a comment marker, and a client name with control characters
+        (a key cannot have them: it travels in an HTTP header), still parse."""
         from idemsim import explore
         from idemsim.faults import LoseMessage
 
         raw = explore.base_raw("same-tx")
-        raw["operations"][0]["key"] = "k;%%{init}%%\n->>A: end\x1b[2J#<br/>"
+        raw["operations"][0]["key"] = "k;%%{init}%%->>A: end#<br/>"
+        raw["operations"][0]["client"] = "c\n->>A: end\x1b[2J%%"
         scenario = validate(raw, "test").model_copy(update={"faults": [LoseMessage(message="response")]})
         run = simulate(scenario, "same-tx")
         verdicts = parse([mermaid.sequence(run), mermaid.state(run)])

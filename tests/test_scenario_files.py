@@ -80,10 +80,10 @@ class TestSet:
         assert doc["trace"][0]["data"]["body"] == {"amount": 7}
 
     def test_a_bad_set_value_is_reported_like_a_bad_file(self, cli, one_line):
-        """A --set value out of range is one line naming the field, exit 2."""
+        """A --set value out of range is one line naming the --set and the field, exit 2."""
         line = one_line(cli("run", "lost-response", "--set", "network.request.loss=1.5"))
-        assert line == ("error: scenario 'lost-response': field 'network.request.loss': Input should be less "
-                        "than or equal to 1 (got 1.5)")
+        assert line == ("error: scenario 'lost-response', --set 'network.request.loss=1.5': field "
+                        "'network.request.loss': Input should be less than or equal to 1 (got 1.5)")
 
 
 class TestOptions:
@@ -165,7 +165,7 @@ class TestDocumentation:
 
     def test_the_bad_files_give_exactly_the_errors_shown(self, cli, tmp_path, monkeypatch, one_line):
         """Every bad file in the documentation gives exactly the one-line error printed below it."""
-        assert len(BAD) == 5
+        assert len(BAD) == 6
         monkeypatch.chdir(tmp_path)
         for text, expected in BAD:
             write(tmp_path, text)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import text as t
+from ..sweep import point_text as _point_text
 
 SIZE = (12.8, 7.2)
 """Inches: 1280×720 at 100 dpi, a projector's frame."""
@@ -123,15 +124,6 @@ def _closed(values: list[float]) -> list[float]:
     return values + values[-1:]
 
 
-def _short(value) -> str:
-    """A point's value in a legend: a table (a retry budget) as ``on``, None as ``none``."""
-    if value is None:
-        return "none"
-    if isinstance(value, dict):
-        return "on"
-    return str(value)
-
-
 def _is_rate(result, measure: str) -> bool:
     value = result.rows[0][measure.partition(".")[0]] if result.rows else None
     return isinstance(value, dict) and "rate" in value
@@ -162,7 +154,7 @@ def _series(fig, result, lang: str, marks: list | None = None) -> None:
     for i, row in enumerate(result.rows):
         series = row["attempts_per_second"]
         xs = [k * series["window"] for k in range(len(series["per_second"]) + 1)]
-        point = ", ".join(f"{n.rsplit('.', 1)[-1]}={_short(row[n])}" for n in names)
+        point = ", ".join(f"{n.rsplit('.', 1)[-1]}={_point_text(row[n])}" for n in names)
         colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
         label = f"{row['design']}: {point}" if len(result.designs) > 1 else point
         if "peak_after_outage" in row:

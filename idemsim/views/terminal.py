@@ -1,7 +1,8 @@
 """Rich output for the terminal: the one module that knows about colours and tables.
 
 Everything shown here is a view of a `Run` (its trace and summary); nothing is computed here that a check or
-the JSON output does not also have.
+the JSON output does not also have. Text from the input reaches rich only as `Text` made `safe` (or printed with
+``markup=False``): a name such as ``[/bold]`` is shown as written, never read as rich markup.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from ..printable import safe  # noqa: F401 (views import it from here too)
 from .timeline import endpoints, describe
 
 KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
@@ -24,15 +26,9 @@ KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.cras
 VERDICT_STYLE = {"held": "bold green", "failed": "bold red", "vacuous": "bold red", "no expectation": "yellow"}
 
 
-def safe(text: str) -> str:
-    """Text from the input made safe to print: control characters (ESC, NUL, …) shown as escapes, so that
-    no key or body can move the cursor or clear a terminal."""
-    return "".join(ch if ch.isprintable() or ch == "\n" else repr(ch)[1:-1] for ch in str(text))
-
-
 def timeline_table(run) -> Table:
     """Every event of the run, one row each: time, who to whom, what happened (statements as short SQL)."""
-    table = Table(title=safe(f"{run.name} — design {run.design}"), title_justify="left", expand=False,
+    table = Table(title=Text(safe(f"{run.name} — design {run.design}")), title_justify="left", expand=False,
                   box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     table.add_column("time (s)", justify="right", no_wrap=True)
     table.add_column("from → to", no_wrap=True)
@@ -44,7 +40,7 @@ def timeline_table(run) -> Table:
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        table.add_row(f"{e.t:.3f}", safe(f"{src} → {dst}" if dst else src), Text(safe(describe(e, short=True)),
+        table.add_row(f"{e.t:.3f}", Text(safe(f"{src} → {dst}" if dst else src)), Text(safe(describe(e, short=True)),
                                                                                  style=style))
     return table
 
@@ -163,7 +159,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
     table.add_row("charges recorded", str(s["charges"]))
     table.add_row("money captured", _money(s["ledger"]))
     for op in ([] if is_load(run) else s["operations"]):
-        label = "client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({safe(op['client'])}) saw"
+        label = Text("client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({safe(op['client'])}) saw")
         table.add_row(label, _seen(op))
     if s["replays"]:
         table.add_row("replayed response", "identical to the first" if s["replay_identical"]
@@ -185,7 +181,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None)
 
         table.add_row("properties", f"all {len(PLAIN_NAMES)} hold: " + ", ".join(PLAIN_NAMES.values()))
     for f in s["faults"]:
-        table.add_row("fault", safe(f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}"))
+        table.add_row("fault", Text(safe(f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}")))
     verdict = Text(s["verdict"], style=VERDICT_STYLE[s["verdict"]])
     expectation = run.scenario.expect.get(run.design)
     if expectation is not None and s["verdict"] == "held":
@@ -253,7 +249,7 @@ def comparison_table(comparison) -> Table:
 
     With several operations (a duplicate, a second purchase) the client column has one line per operation,
     in the same order, each naming its client."""
-    table = Table(title=_title(comparison), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=Text(_title(comparison)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("design", no_wrap=True)
     table.add_column("charges", justify="right", min_width=7)
     table.add_column("captures", justify="right", min_width=8)
@@ -264,7 +260,8 @@ def comparison_table(comparison) -> Table:
     table.add_column("meaning", no_wrap=True)
     for row in comparison.rows:
         identical = {None: "—", True: "yes", False: "NO"}[row["replay_identical"]]
-        table.add_row(safe(row["label"]), str(row["charges"]), str(row["captures"]), safe("\n".join(_ended(row))),
+        table.add_row(Text(safe(row["label"])), str(row["charges"]), str(row["captures"]),
+                      Text(safe("\n".join(_ended(row)))),
                       f"{row['wait_seconds']:.3f}" if row["wait_seconds"] else "—", identical,
                       Text(row["verdict"], style=VERDICT_STYLE[row["verdict"]]),
                       Text(row["meaning"], style="green" if row["meaning"] == "correct" else "red"))
@@ -338,7 +335,7 @@ def _section(console: Console, heading: str, body: str, prose: bool = False) -> 
     reflowed first (its line breaks are the file's, not the reader's)."""
     from rich.padding import Padding
 
-    console.print(Text(heading, style="bold"))
+    console.print(Text(safe(heading), style="bold", overflow="fold"))
     for line in (reflow(body) if prose else body.strip()).splitlines():
         console.print(Padding(Text(safe(line), overflow="fold"), (0, 0, 0, 2)))
     console.print()
@@ -402,15 +399,6 @@ def _rate(figure: dict[str, float]) -> str:
     return f"{_percent(figure['rate'])}% ({_percent(figure['low'])}–{_percent(figure['high'])})"
 
 
-def _short(value) -> str:
-    """A point's value in a table cell: a table (such as a retry budget) as ``on``, None as ``none``."""
-    if value is None:
-        return "none"
-    if isinstance(value, dict):
-        return "on"
-    return str(value)
-
-
 def _measure(row: dict, measure: str) -> str:
     """A row's measure as the table shows it: a rate with its interval, or a number."""
     head, _, tail = measure.partition(".")
@@ -425,15 +413,17 @@ def _measure(row: dict, measure: str) -> str:
 def sweep_table(result, config=None) -> Table:
     """One row per point and design: the varied fields, the runs, the rates the sweep is about (with their
     intervals), attempts per purchase and the time to the final answer (p95)."""
+    from ..sweep import point_text
+
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
     measures = [m for m in measures if m != "time_to_answer.p95"][:2]
-    table = Table(title=safe(f"{result.scenario} — {result.seeds} runs a point (seed {result.base_seed}); rates "
-                             f"with their 95 % intervals"), title_justify="left", box=box.SIMPLE_HEAD,
+    table = Table(title=Text(safe(f"{result.scenario} — {result.seeds} runs a point (seed {result.base_seed}); "
+                                  f"rates with their 95 % intervals")), title_justify="left", box=box.SIMPLE_HEAD,
                   pad_edge=False)
     table.add_column("design", no_wrap=True)
     for axis in result.axes:
-        table.add_column(safe(axis.field.rsplit(".", 1)[-1].replace("_", " ")), justify="right")
+        table.add_column(Text(safe(axis.field.rsplit(".", 1)[-1].replace("_", " "))), justify="right")
     for m in measures:
         table.add_column(m.replace("_", " ").replace(".", " "), justify="right")
     table.add_column("attempts", justify="right")
@@ -444,7 +434,8 @@ def sweep_table(result, config=None) -> Table:
         if previous is not None and point != previous and len(result.designs) > 1:
             table.add_section()
         previous = point
-        table.add_row(safe(row["design"]), *(safe(_short(v)) for v in point), *(_measure(row, m) for m in measures),
+        table.add_row(Text(safe(row["design"])), *(Text(safe(point_text(v))) for v in point),
+                      *(_measure(row, m) for m in measures),
                       f"{row['attempts']:.2f}", f"{row['time_to_answer']['p95']:.2f}")
     return table
 

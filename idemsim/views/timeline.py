@@ -12,6 +12,8 @@ from typing import Any, Iterable
 
 from ..db.sql import literal, sql_for
 from ..http import REASONS
+from ..i18n import MESSAGES
+from ..i18n import text as t
 from ..trace import Event
 
 
@@ -19,12 +21,12 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
-def _status(status: int | None) -> str:
-    return "timeout" if status is None else f"{status} {REASONS.get(status, '')}".rstrip()
+def _status(status: int | None, lang: str = "en") -> str:
+    return t("tl.timeout", lang) if status is None else f"{status} {REASONS.get(status, '')}".rstrip()
 
 
-def _fault(data: dict) -> str:
-    return f" (fault #{data['fault'] + 1})" if data.get("fault") is not None else " (random loss)"
+def _fault(data: dict, lang: str = "en") -> str:
+    return t("tl.fault", lang, n=data["fault"] + 1) if data.get("fault") is not None else t("tl.random_loss", lang)
 
 
 _JSONB = re.compile(r"'(\{\"status\": \d+).*?'::jsonb")
@@ -35,26 +37,32 @@ def _sql(sql: str) -> str:
     return _JSONB.sub(lambda m: f"'{m.group(1)}, …}}'::jsonb", sql)
 
 
-def _db_result(d: dict) -> str:
+def _db_result(d: dict, lang: str = "en") -> str:
     if d["error"]:
-        out = f"ERROR {d['error']}"
+        out = t("tl.error", lang, code=d["error"])
     elif d["op"] == "select_key":
         row = d["row"]
-        out = "no row" if row is None else f"{row['status']}" + (
-            f", response {row['response']['status']}" if row.get("response") else "")
+        out = t("tl.no_row", lang) if row is None else _state(row["status"], lang) + (
+            t("tl.row_response", lang, status=row["response"]["status"]) if row.get("response") else "")
     elif d["op"] == "count_charges":
-        out = f"count {d['row']['count']}"
+        out = t("tl.count", lang, n=d["row"]["count"])
     elif d["op"] in ("lock_key", "claim_key") and d["row"] is not None:
-        out = f"1 row (at {d['row']['recovery_point']})"
+        out = t("tl.row_at", lang, point=d["row"]["recovery_point"])
     elif d["rows"] is not None:
-        out = f"{d['rows']} row" + ("" if d["rows"] == 1 else "s")
+        out = t("tl.row", lang) if d["rows"] == 1 else t("tl.rows", lang, n=d["rows"])
         if d.get("id") is not None and d["op"] in ("register_key", "insert_key", "insert_charge"):
-            out += f" (id {d['id']})"
+            out += t("tl.id", lang, id=d["id"])
     else:
-        out = "ok"
+        out = t("tl.ok", lang)
     if d.get("waited"):
-        out += f" after waiting {d['waited']:.3f} s for {', '.join(d['blocked_by']) or 'another transaction'}"
+        out += t("tl.waited", lang, seconds=d["waited"],
+                 who=", ".join(d["blocked_by"]) or t("tl.another", lang))
     return out
+
+
+def _state(status: str, lang: str) -> str:
+    """A key record's status: in Japanese the article's 処理中 and 完了."""
+    return t(f"state.{status}", lang) if lang != "en" and status in ("in_progress", "done") else status
 
 
 def short_sql(op: str, fields: dict | None) -> str:
@@ -95,103 +103,110 @@ def short_sql(op: str, fields: dict | None) -> str:
     return sql_for(op, f)
 
 
-def describe(e: Event, short: bool = False) -> str:
-    """One event in words; ``short`` gives statements as `short_sql` instead of their whole SQL."""
+def describe(e: Event, short: bool = False, lang: str = "en") -> str:
+    """One event in words, in ``lang``; ``short`` gives statements as `short_sql` instead of their whole SQL."""
     d = e.data
     k = e.kind
-    if k in ("db.wait", "db.result") and short and d["op"] != "disconnect":
-        sql = short_sql(d["op"], d["fields"])
+    if k in ("db.wait", "db.result") and d["op"] != "disconnect":
+        sql = short_sql(d["op"], d["fields"]) if short else _sql(sql_for(d["op"], d["fields"]))
         if k == "db.wait":
-            return f"{sql}  ⏳ waits for {d['blocked_by']}'s transaction"
-        return f"{sql}  → {_db_result(d)}"
+            return t("tl.db_wait", lang, sql=sql, holder=d["blocked_by"])
+        return t("tl.db_result", lang, sql=sql, result=_db_result(d, lang))
+    if k == "db.result":
+        return t("tl.disconnect", lang)
     if k == "op.start":
         body = f" {_json(d['body'])}" if d["body"] is not None else ""
-        return f"operation {d['op']} begins: {d['method']} {d['path']}{body}"
+        return t("tl.op_start", lang, op=d["op"], method=d["method"], path=d["path"], body=body)
     if k == "attempt.send":
-        key = f"  Idempotency-Key: {d['key']}" if d["key"] else "  (no Idempotency-Key)"
-        return f"{d['method']} {d['path']}{key}  [attempt {d['attempt']}, request {d['request']}]"
+        key = t("tl.key", lang, key=d["key"]) if d["key"] else t("tl.no_key", lang)
+        return t("tl.send", lang, method=d["method"], path=d["path"], key=key, attempt=d["attempt"],
+                 request=d["request"])
     if k in ("request.lost", "response.lost"):
-        return f"✗ the {k.split('.')[0]} of {d['request']} is lost{_fault(d)}"
+        return t(f"tl.{k.split('.')[0]}_lost", lang, request=d["request"], fault=_fault(d, lang))
     if k == "request.arrive":
-        return f"request {d['request']} arrives; handler {d['handler']} takes it"
+        return t("tl.arrive", lang, request=d["request"], handler=d["handler"])
     if k == "request.refused":
-        return f"request {d['request']} reaches a dead API process: no answer"
-    if k == "db.wait":
-        return f"{_sql(sql_for(d['op'], d['fields']))}  ⏳ waits for {d['blocked_by']}'s transaction"
-    if k == "db.result" and d["op"] == "disconnect":
-        return "the connection drops (PostgreSQL rolls back any open transaction)"
-    if k == "db.result":
-        return f"{_sql(sql_for(d['op'], d['fields']))}  → {_db_result(d)}"
+        return t("tl.refused", lang, request=d["request"])
     if k == "api.sleep":
-        return f"{d['what']} ({d['seconds']:g} s)"
+        return t("tl.sleep", lang, what=d["what"], seconds=d["seconds"])
     if k.startswith(("processor.", "completer.")):
-        return _processor(k, d)
+        return _processor(k, d, lang)
     if k == "api.crash":
-        return f"💥 the API process dies at {d['point']} (restarts in {d['restart_after']:g} s)"
+        return t("tl.crash", lang, point=d["point"], seconds=d["restart_after"])
     if k == "api.died":
-        return f"the handler dies with the process; {d['request']} gets no answer"
+        return t("tl.died", lang, request=d["request"])
     if k == "api.restart":
-        return "the API process is back"
+        return t("tl.restart", lang)
     if k == "response.send":
-        replay = "  (replayed from the key record)" if d["replay"] else ""
+        replay = t("tl.replayed", lang) if d["replay"] else ""
         body = f" {_json(d['body'])}" if d["body"] is not None else ""
-        return f"{_status(d['status'])}{body}{replay}  [to {d['request']}]"
+        return t("tl.response", lang, status=_status(d["status"], lang), body=body, replay=replay,
+                 request=d["request"])
     if k == "response.dropped":
-        return f"the gateway already answered {d['request']}: it drops the late {_status(d['status'])}"
+        return t("tl.dropped", lang, request=d["request"], status=_status(d["status"], lang))
     if k == "gateway.timeout":
-        return f"504 Gateway Timeout: no answer from the API within {d['after']:g} s  [to {d['request']}]"
+        return t("tl.gateway_timeout", lang, seconds=d["after"], request=d["request"])
+    if k == "gateway.unavailable":
+        return t("tl.unavailable", lang, request=d["request"])
     if k == "response.arrive":
-        if d["ignored"]:
-            return f"{_status(d['status'])} for {d['request']} arrives after the client stopped waiting: ignored"
-        return f"{_status(d['status'])} for {d['request']} arrives"
+        key = "tl.arrives_ignored" if d["ignored"] else "tl.arrives"
+        return t(key, lang, status=_status(d["status"], lang), request=d["request"])
     if k == "attempt.timeout":
-        return f"no answer to {d['request']} within {d['after']:g} s"
+        return t("tl.attempt_timeout", lang, request=d["request"], seconds=d["after"])
     if k == "attempt.end":
-        return f"attempt {d['attempt']} of operation {d['op']}: {d['outcome']} ({_status(d['status'])})"
+        return t("tl.attempt_end", lang, attempt=d["attempt"], op=d["op"], outcome=_outcome(d["outcome"], lang),
+                 status=_status(d["status"], lang))
     if k == "client.backoff":
-        return f"backs off {d['seconds']:g} s before retrying"
+        return t("tl.backoff", lang, seconds=d["seconds"])
     if k == "client.give_up":
-        return f"gives up on operation {d['op']}: {d['reason']}"
+        reason = f"tl.reason.{d['reason']}"
+        return t("tl.give_up", lang, op=d["op"], reason=t(reason, lang) if reason in MESSAGES else d["reason"])
     if k == "op.end":
-        return (f"operation {d['op']} ends {d['outcome']} ({_status(d['status'])}) after {d['attempts']} "
-                f"attempt{'s' if d['attempts'] != 1 else ''}")
+        return t("tl.op_end", lang, op=d["op"], outcome=_outcome(d["outcome"], lang),
+                 status=_status(d["status"], lang), attempts=d["attempts"], s="s" if d["attempts"] != 1 else "")
     if k == "state.change":
-        return f"{d['resource']}: {_json(d['before'])} → {_json(d['after'])}"
+        return t("tl.state", lang, resource=d["resource"], before=_json(d["before"]), after=_json(d["after"]))
+    if k == "pool.wait":
+        return t("tl.pool_wait", lang, queued=d["queued"])
+    if k == "pool.acquire":
+        return t("tl.pool_acquire", lang, seconds=d["waited"])
     return f"{k} {_json(d)}"
 
 
-def _key(key: str | None) -> str:
-    return f"Idempotency-Key: {key}" if key else "no Idempotency-Key"
+def _outcome(outcome: str, lang: str) -> str:
+    """ok, fail, info: in English the Jepsen names themselves, in Japanese the article's words."""
+    return outcome if lang == "en" else t(f"outcome.{outcome}", lang)
 
 
-def _processor(k: str, d: dict) -> str:
+def _processor(k: str, d: dict, lang: str = "en") -> str:
     """The payment processor's events, and the completer's."""
     if k == "processor.call":
-        return f"capture {d['amount']}  {_key(d['key'])}" + (f"  [for {d['request']}]" if d["request"] else "")
+        key = t("tl.processor_key", lang, key=d["key"]) if d["key"] else t("tl.processor_no_key", lang)
+        request = t("tl.call_for", lang, request=d["request"]) if d["request"] else ""
+        return t("tl.call", lang, amount=d["amount"], key=key, request=request)
     if k == "processor.lookup":
-        return f"what became of key {d['key']}?"
+        return t("tl.lookup", lang, key=d["key"])
     if k == "processor.capture":
-        return f"captures {d['amount']} as {d['capture']} (money moves; nothing undoes it)"
+        return t("tl.capture", lang, amount=d["amount"], capture=d["capture"])
     if k == "processor.replay":
-        return f"has seen key {d['key']}: answers with {d['capture'] or 'its first answer'}, captures nothing"
+        return t("tl.replay", lang, key=d["key"], capture=d["capture"] or t("tl.first_answer", lang))
     if k == "processor.in_use":
-        return f"key {d['key']} is in use by a call still being processed: refuses this one"
+        return t("tl.in_use", lang, key=d["key"])
     if k == "processor.decline":
-        return f"declines the charge{_fault(d)}: nothing captured"
+        return t("tl.decline", lang, fault=_fault(d, lang))
     if k == "processor.answer":
-        what = {"captured": f"captured {d['capture']}", "declined": "declined", "in_use": "409 key in use",
-                "not_found": "no call with this key"}[d["outcome"]]
-        return what + (" (a replay)" if d["replayed"] else "")
+        what = t(f"tl.answer.{d['outcome']}", lang, capture=d["capture"])
+        return what + (t("tl.a_replay", lang) if d["replayed"] else "")
     if k == "processor.lost":
-        return f"✗ the processor's answer to {d['dst']} is lost{_fault(d)}"
+        return t("tl.processor_lost", lang, handler=d["dst"], fault=_fault(d, lang))
     if k == "processor.timeout":
-        return f"no answer from the processor within {d['after']:g} s: the money may have moved"
+        return t("tl.processor_timeout", lang, seconds=d["after"])
     if k == "processor.ignored":
-        return f"the processor's answer arrives after the handler stopped waiting: ignored"
+        return t("tl.processor_ignored", lang)
     if k == "completer.finish":
-        return f"finishes key {d['key']}: stores {_status(d['status'])}"
+        return t("tl.finish", lang, key=d["key"], status=_status(d["status"], lang))
     if k == "completer.release":
-        return f"releases key {d['key']} ({d['reason']}): a retry starts afresh"
+        return t("tl.release", lang, key=d["key"], reason=d["reason"])
     return f"{k} {_json(d)}"
 
 

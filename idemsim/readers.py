@@ -1,0 +1,108 @@
+"""Reading what a user hands idemsim: a file, TOML text, and the document it holds.
+
+Guarantees: `file_kind` says what is at a path without opening it (a FIFO is never opened: reading it would
+block); `read_text` returns the text of a regular file written in UTF-8, with or without a byte order mark,
+and refuses anything else with one line naming the file and what it is instead (a directory, a FIFO, a
+device, UTF-16 or UTF-32, bytes that are not UTF-8); `parse_toml` returns a document or refuses it in one line
+(not TOML, nested too deeply for the parser, an integer too long to read); `check_document` refuses a
+document nested deeper than `idemsim.fields.MAX_NESTING` or holding text that is not valid Unicode. No input
+exhausts the stack: the parser's RecursionError is turned into that one line, and every walk is iterative.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .fields import MAX_NESTING, dotted, first_problem
+from .printable import shorten, shown
+
+PATH_LENGTH = 120
+"""How much of a path an error message shows at most."""
+
+_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"),
+         (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
+def label(path: Path | str) -> str:
+    """A path as error messages name it: cut to `PATH_LENGTH` characters."""
+    return shorten(str(path), PATH_LENGTH)
+
+
+def file_kind(path: Path) -> str | None:
+    """What is at ``path`` ("a file", "a directory", "a FIFO (named pipe)", …), or None when nothing is.
+
+    Never opens it. A path too long for any file is nothing; one the system cannot look up (an unreadable
+    directory) is an `InputError`."""
+    try:
+        mode = os.stat(path).st_mode
+    except ValueError:  # a NUL in the path: no file can have that name
+        return None
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+            return None
+        raise InputError(f"{label(path)}: cannot read: {e.strerror}") from None
+    return next((kind for test, kind in _KINDS if test(mode)), "a special file")
+
+
+def read_text(path: Path, what: str = "a scenario file") -> str:
+    """The text of the regular file ``path``, decoded as UTF-8 (a byte order mark removed)."""
+    kind = file_kind(path)
+    if kind is None:
+        raise InputError(f"{label(path)}: no such file")
+    if kind != "a file":
+        raise InputError(f"{label(path)}: is {kind}, not {what}")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{label(path)}: cannot read: {e.strerror}") from None
+    return decode(raw, label(path), what)
+
+
+def decode(raw: bytes, source: str, what: str = "a scenario file") -> str:
+    """``raw`` as UTF-8 text, a byte order mark removed; UTF-16, UTF-32 and invalid UTF-8 are refused."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            raise InputError(f"{source}: is {encoding} (it starts with a {encoding} byte order mark); {what} "
+                             f"must be UTF-8")
+    skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = raw[skip:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        offset = skip + e.start
+        raise InputError(f"{source}: not UTF-8 (byte 0x{raw[offset]:02x} at offset {offset}); {what} must be "
+                         f"UTF-8") from None
+    if "\x00" in text:
+        raise InputError(f"{source}: contains NUL bytes (a binary file, or UTF-16 without a byte order mark?); "
+                         f"{what} must be UTF-8 text")
+    return text
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """The TOML document in ``text``, checked by `check_document`."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{source}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise InputError(f"{source}: nested too deeply to read; at most {MAX_NESTING} levels are allowed") from None
+    except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)
+        raise InputError(f"{source}: an integer has too many digits to read; integers are 64-bit") from None
+    check_document(document, source)
+    return document
+
+
+def check_document(document: Any, source: str) -> None:
+    """Refuse a document nested deeper than `MAX_NESTING` levels, or holding text that is not valid Unicode."""
+    problem = first_problem(document)
+    if problem is not None:
+        path, what = problem
+        raise InputError(f"{source}: " + (f"field {shown(dotted(path))}: " if path else "") + what)
