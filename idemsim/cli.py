@@ -158,6 +158,7 @@ def list_scenarios(lang: Optional[Lang] = LANG_OPTION) -> None:
 
     from .i18n import text
     from .scenario import builtin_names, load
+    from .views.prose import ProseText
 
     language = _lang(lang)
     with user_errors():
@@ -174,7 +175,7 @@ def list_scenarios(lang: Optional[Lang] = LANG_OPTION) -> None:
         for s in members:
             n = len(s.variants)
             variants = text("list.variants", language, n=n, s="s" if n > 1 else "") if n else ""
-            table.add_row(Text(safe(s.name)), Text(safe(s.text("summary", language) + variants)))
+            table.add_row(Text(safe(s.name)), ProseText(safe(s.text("summary", language) + variants)))
         console.print(table)
         console.print()
     console.print(text("list.footer", language), markup=False)
@@ -408,6 +409,7 @@ def sweep(
     from .designs import DESIGNS
     from .scenario import load, variant as pick
 
+    language = _lang(lang)
     with user_errors():
         for d in design:
             _check_design(d)
@@ -418,7 +420,8 @@ def sweep(
         axes = [sw.parse_vary(v) for v in vary] if vary else sw.axes_of(config.vary if config else {})
         if not axes:
             raise InputError(f"{scenario}: nothing to vary; give --vary FIELD=V1,V2,… (the scenario has no "
-                             f"[sweep] grid)")
+                             f"[sweep] grid)", ja=f"{scenario}: 変える値がありません。--vary FIELD=V1,V2,… を"
+                                                 f"指定してください（シナリオに [sweep] の格子がありません）")
         designs = design or (list(config.designs) if config and config.designs else list(DESIGNS))
         spec = sw.Sweep(loaded, axes, designs, seeds or (config.seeds if config else 100), seed, list(set_),
                         variant)
@@ -433,11 +436,11 @@ def sweep(
         with sw.executor_for(workers, dask) as executor, _progress(quiet) as progress:
             result = sw.run(spec, executor, progress)
         if plot is not None:
-            sweep_plot.save(sweep_plot.figure(result, config, _lang(lang)), plot)
+            sweep_plot.save(sweep_plot.figure(result, config, language), plot)
     if format is SweepFormat.text:
         from .views.terminal import print_sweep
 
-        print_sweep(_console(), result, config)
+        print_sweep(_console(), result, config, language)
         text = None
     elif format is SweepFormat.json:
         text = json_text(result.to_json()) + "\n"
@@ -506,24 +509,27 @@ def show(
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     format: ShowFormat = typer.Option(ShowFormat.text, "--format",
                                       help="text: the explanation; mermaid: the article's own diagrams for it."),
+    lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Explain a scenario: what happens, what it teaches, the article's passage, its variants and expectations."""
     from .scenario import load, runs
 
+    from .i18n import text
+
+    language = _lang(lang)
     with user_errors():
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         stories = runs(loaded, set_)
     if format is ShowFormat.mermaid:
         if not loaded.diagrams:
-            print(one_line(f"the article draws no diagram for {loaded.name}; the simulated one: idemsim run "
-                           f"{loaded.name} --format mermaid"), file=sys.stderr)
+            print(one_line(text("show.no_diagram", language, name=loaded.name)), file=sys.stderr)
             return
         print("\n".join(safe(d.strip("\n"), keep="\n\t") + "\n" for d in loaded.diagrams), end="")
         return
     from .views.terminal import print_show
 
-    print_show(_console(), loaded, stories)
+    print_show(_console(), loaded, stories, language)
 
 
 @app.command()
@@ -545,6 +551,7 @@ def compare(
     from .compare import compare as run_comparison
     from .scenario import load
 
+    language = _lang(lang)
     with user_errors():
         if plot is not None:
             from .views import figure
@@ -555,13 +562,13 @@ def compare(
                                     designs or None)
         comparison.source = scenario
         if plot is not None:
-            figure.save(figure.comparison_figure(comparison.runs, _lang(lang)), plot)
+            figure.save(figure.comparison_figure(comparison.runs, language), plot)
     if format is Format.json:
         print_json(comparison.to_json())
     else:
         from .views.terminal import print_comparison
 
-        print_comparison(_console(), comparison)
+        print_comparison(_console(), comparison, language)
     raise typer.Exit(comparison.exit_code)
 
 

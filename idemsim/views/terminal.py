@@ -19,6 +19,7 @@ from rich.text import Text
 
 from ..i18n import text as t
 from ..printable import safe  # noqa: F401 (views import it from here too)
+from .prose import ProseText, reflow, unwrap_japanese, wrap
 from .timeline import _outcome, _status, describe, endpoints
 
 KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
@@ -41,8 +42,7 @@ def timeline_table(run, lang: str = "en") -> Table:
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        table.add_row(f"{e.t:.3f}", Text(safe(f"{src} → {dst}" if dst else src)), Text(safe(describe(e, short=True, lang=lang)),
-                                                                                 style=style))
+        table.add_row(f"{e.t:.3f}", Text(safe(f"{src} → {dst}" if dst else src)), ProseText(safe(describe(e, short=True, lang=lang)), style=style))
     return table
 
 
@@ -122,27 +122,27 @@ def load_table(run, width: int, lang: str = "en") -> Table:
     table.add_column(overflow="fold")
     series = s["attempts_per_second"]
     outcomes = Counter(op["outcome"] for op in ops)
-    table.add_row(t("term.operations", lang), t("term.operations_value", lang, n=len(ops), ok=outcomes["ok"],
+    _row(table, t("term.operations", lang), t("term.operations_value", lang, n=len(ops), ok=outcomes["ok"],
                                                  fail=outcomes["fail"], info=outcomes["info"]))
     by_attempt = {k: sum(v) for k, v in series["by_outcome"].items()}
-    table.add_row(t("term.attempts", lang), t("term.attempts_value", lang, n=sum(series["counts"]),
+    _row(table, t("term.attempts", lang), t("term.attempts_value", lang, n=sum(series["counts"]),
                                                ok=by_attempt["ok"], fail=by_attempt["fail"], info=by_attempt["info"]))
     statuses = Counter(t("tl.timeout", lang) if x == "timeout" else str(x) for op in ops for x in op["seen"])
-    table.add_row(t("term.statuses", lang), ", ".join(f"{k} ×{v}" for k, v in statuses.most_common()))
+    _row(table, t("term.statuses", lang), ", ".join(f"{k} ×{v}" for k, v in statuses.most_common()))
     times = [r.ended - r.started for r in run.operations if r.ended is not None]
-    table.add_row(t("term.answer_time", lang), t("term.answer_time_value", lang, p50=percentile(times, 50),
+    _row(table, t("term.answer_time", lang), t("term.answer_time_value", lang, p50=percentile(times, 50),
                                                   p95=percentile(times, 95), max=max(times, default=0)))
     if s["wait_seconds"]:
-        table.add_row(t("term.wait", lang), t("term.load_wait", lang, seconds=s["wait_seconds"], n=s["waiting_peak"]))
+        _row(table, t("term.wait", lang), t("term.load_wait", lang, seconds=s["wait_seconds"], n=s["waiting_peak"]))
     if "pool_wait" in s:
         w = s["pool_wait"]
-        table.add_row(t("term.pool", lang), t("term.pool_value", lang, p50=w["p50"], p95=w["p95"], max=w["max"],
+        _row(table, t("term.pool", lang), t("term.pool_value", lang, p50=w["p50"], p95=w["p95"], max=w["max"],
                                                size=run.scenario.api.pool_size))
     counts = series["counts"]
     peak = max(counts, default=0)
     at = counts.index(peak) * series["window"] if counts else 0
-    table.add_row(t("term.aps", lang), t("term.aps_value", lang, peak=peak / series["window"], at=at))
-    table.add_row("", sparkline(counts, max(10, width - 24)))
+    _row(table, t("term.aps", lang), t("term.aps_value", lang, peak=peak / series["window"], at=at))
+    _row(table, "", sparkline(counts, max(10, width - 24)))
     return table
 
 
@@ -155,53 +155,59 @@ def reproduce_command(run, sets: list[str] | None = None, source: str | None = N
     return shlex.join(words)
 
 
+def _row(table: Table, *cells) -> None:
+    """A row of a two-column summary: text cells wrap as prose does (Japanese between characters), and are
+    never read as rich markup."""
+    table.add_row(*(ProseText(safe(c)) if isinstance(c, str) else c for c in cells))
+
+
 def summary_table(run, sets: list[str] | None = None, source: str | None = None, lang: str = "en") -> Table:
     s = run.summary
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    table.add_row(t("term.charges", lang), str(s["charges"]))
-    table.add_row(t("term.captures", lang), _money(s["ledger"], lang))
+    _row(table, t("term.charges", lang), str(s["charges"]))
+    _row(table, t("term.captures", lang), _money(s["ledger"], lang))
     for op in ([] if is_load(run) else s["operations"]):
         label = Text(t("term.client_saw", lang) if len(s["operations"]) == 1 else
                      safe(t("term.op_saw", lang, op=op["op"], client=op["client"])))
-        table.add_row(label, _seen(op, lang))
+        _row(table, label, _seen(op, lang))
     if s["replays"]:
-        table.add_row(t("term.replayed", lang), t("term.identical", lang) if s["replay_identical"]
+        _row(table, t("term.replayed", lang), t("term.identical", lang) if s["replay_identical"]
                       else t("term.different", lang))
     if s["wait_seconds"]:
-        table.add_row(t("term.wait", lang), t("term.wait_value", lang, seconds=s["wait_seconds"]))
+        _row(table, t("term.wait", lang), t("term.wait_value", lang, seconds=s["wait_seconds"]))
     if run.design != "naive":
-        table.add_row(t("term.keys", lang), t("term.keys_value", lang, held=s["keys_held"],
+        _row(table, t("term.keys", lang), t("term.keys_value", lang, held=s["keys_held"],
                                                in_progress=s["keys_in_progress"]))
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
-        table.add_row(t("term.balance", lang), str(s["balance"]))
+        _row(table, t("term.balance", lang), str(s["balance"]))
     if s["violations"]:
         from ..properties import describe_violation
 
         for v in s["violations"][:MAX_VIOLATIONS_SHOWN]:
-            table.add_row(t("term.broken", lang), Text(safe(describe_violation(v, lang)), style="red"))
+            _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
         if len(s["violations"]) > MAX_VIOLATIONS_SHOWN:
-            table.add_row("", Text(t("term.more_broken", lang, n=len(s["violations"]) - MAX_VIOLATIONS_SHOWN),
+            _row(table, "", Text(t("term.more_broken", lang, n=len(s["violations"]) - MAX_VIOLATIONS_SHOWN),
                                    style="red"))
     else:
         from ..properties import PROPERTIES
 
         names = [t(f"property.{p}", lang) for p in PROPERTIES]
-        table.add_row(t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=", ".join(names)))
+        _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=", ".join(names)))
     for f, fault in zip(s["faults"], run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
-        table.add_row(t("term.fault", lang), Text(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
+        _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
                                                                        else t("term.never", lang)))))
-    verdict = Text(t(f"verdict.{s['verdict']}", lang), style=VERDICT_STYLE[s["verdict"]])
+    verdict = ProseText(t(f"verdict.{s['verdict']}", lang), style=VERDICT_STYLE[s["verdict"]])
     expectation = run.scenario.expect.get(run.design)
     if expectation is not None and s["verdict"] == "held":
         verdict.append(safe("  (" + ", ".join(f"{k}={v!r}" for k, v in
                                                expectation.model_dump(exclude_none=True).items()) + ")"))
-    table.add_row(t("term.expectation", lang), verdict)
+    _row(table, t("term.expectation", lang), verdict)
     for failure in s["failures"]:
-        table.add_row("", Text(safe(_failure(failure, lang)), style="red"))
-    table.add_row(t("term.seed", lang), str(run.seed))
+        _row(table, "", ProseText(safe(_failure(failure, lang)), style="red"))
+    _row(table, t("term.seed", lang), str(run.seed))
     return table
 
 
@@ -359,22 +365,19 @@ def _expectations(scenario) -> list[str]:
             for design, e in scenario.expect.items()]
 
 
-def reflow(text: str) -> str:
-    """Prose written with hard line breaks, as paragraphs: the lines of each paragraph joined by spaces."""
-    paragraphs = [" ".join(line.strip() for line in block.splitlines() if line.strip())
-                  for block in text.strip().split("\n\n")]
-    return "\n".join(p for p in paragraphs if p)
-
-
 def _section(console: Console, heading: str, body: str, prose: bool = False) -> None:
     """A heading and its text, indented two columns and wrapped at the terminal's width; ``prose`` is
     reflowed first (its line breaks are the file's, not the reader's)."""
-    from rich.padding import Padding
-
-    console.print(Text(safe(heading), style="bold", overflow="fold"))
+    _prose(console, heading, style="bold")
     for line in (reflow(body) if prose else body.strip()).splitlines():
-        console.print(Padding(Text(safe(line), overflow="fold"), (0, 0, 0, 2)))
+        _prose(console, line, indent=2)
     console.print()
+
+
+def _prose(console: Console, line: str, indent: int = 0, style: str = "") -> None:
+    """One line of text wrapped at the terminal's width, Japanese or English (`prose.wrap`)."""
+    for piece in wrap(safe(line), console.width - indent) or [""]:
+        console.print(Text(" " * indent + piece, style=style, no_wrap=True, overflow="ignore"))
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -390,13 +393,13 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 def print_show(console: Console, scenario, stories, lang: str = "en") -> None:
     """What happens, what it teaches, the article's passage, the set-up, and every story's expectations."""
     text = scenario.text
-    console.print(Text(safe(f"{scenario.name} — {text('title', lang)}"), style="bold cyan", overflow="fold"))
-    console.print(Text(safe(f"{text('group', lang)}  ·  {text('summary', lang)}"), overflow="fold"))
+    _prose(console, f"{scenario.name} — {text('title', lang)}", style="bold cyan")
+    _prose(console, f"{text('group', lang)}  ·  {text('summary', lang)}")
     console.print()
     _section(console, t("show.happens", lang), text("story", lang), prose=True)
     _section(console, t("show.teaches", lang), text("teaches", lang), prose=True)
     if scenario.article.strip():
-        _section(console, t("show.article", lang), scenario.article)
+        _section(console, t("show.article", lang), unwrap_japanese(scenario.article))
     c = scenario.client
     setup = [t("show.design", lang, design=scenario.design,
                compare=", ".join(scenario.compare or [t("show.every_design", lang)])),
