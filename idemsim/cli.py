@@ -2,7 +2,9 @@
 
 Exit codes (after Click): 0 every expectation held (or none was stated), 1 an expectation failed or a
 scripted fault never happened, 2 bad input or usage. Bad input is reported as one line, ``error: ...``,
-naming the file, the field and what is allowed; never a traceback.
+naming the file, the field and what is allowed; never a traceback. Bad usage (an unknown option, a missing
+argument, a bad value) is one line too (`idemsim.commandline`). Both are said in the command's language
+(``--lang``, ``IDEMSIM_LANG``).
 
 Output: JSON is always strict (no NaN or Infinity; what a terminal would act on is escaped, and everything
 is escaped to ASCII when standard output cannot encode it); text escapes control characters from the input
@@ -25,16 +27,18 @@ import os
 import sys
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any, Iterator, List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
 
 from . import __version__
+from .commandline import LANG_OPTION, LANGUAGE, Lang, OneLineUsage, choose_language as _lang, user_errors
 from .errors import InputError
 from .printable import one_line, safe
 
 app = typer.Typer(
+    cls=OneLineUsage,
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -60,13 +64,6 @@ class ShowFormat(str, Enum):
     mermaid = "mermaid"
 
 
-class Lang(str, Enum):
-    en = "en"
-    ja = "ja"
-
-
-LANG_OPTION = typer.Option(None, "--lang", envvar="IDEMSIM_LANG",
-                           help="Language of the words shown: en (default) or ja (the article's own).")
 MAX_TIME_OPTION = typer.Option(None, "--max-time", metavar="SECONDS",
                                help="The bound on a run's simulated time (default 1e7 s, about 116 days): no time "
                                     "in the scenario may be longer, and a run that goes on longer stops with an "
@@ -76,29 +73,12 @@ MAX_TIME_OPTION = typer.Option(None, "--max-time", metavar="SECONDS",
 def _max_time(seconds: Optional[float]) -> Optional[float]:
     """``--max-time``: a finite number of seconds > 0 (None: the default bound)."""
     if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
-        raise InputError(f"--max-time {seconds:g}: must be a finite number of seconds > 0")
+        raise InputError("err.max_time", seconds=seconds)
     return seconds
 
 
 def _console() -> Console:
     return Console(highlight=False, soft_wrap=False, markup=False)  # input is never read as rich markup
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn `InputError` into one line on stderr (control characters and newlines escaped) and exit code 2,
-    in the language of the command (``--lang``, ``IDEMSIM_LANG``)."""
-    try:
-        yield
-    except InputError as e:
-        from .i18n import text
-
-        print(text("error", LANGUAGE["now"], message=one_line(e.said(LANGUAGE["now"]))), file=sys.stderr)
-        raise typer.Exit(2) from None
-
-
-LANGUAGE = {"now": "en"}
-"""The language of the command being run: set by `_lang` from --lang or IDEMSIM_LANG."""
 
 
 def json_text(document: Any) -> str:
@@ -228,14 +208,6 @@ def run(
     raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
 
 
-def _lang(lang: Optional[Lang]) -> str:
-    """The command's language (--lang, else IDEMSIM_LANG, else English); error lines use it too."""
-    from .i18n import language
-
-    LANGUAGE["now"] = language(lang.value if lang is not None else None)
-    return LANGUAGE["now"]
-
-
 @app.command()
 def plot(
     scenario: str = typer.Argument(..., help="A built-in scenario's name (see `idemsim list`) or a .toml file."),
@@ -328,8 +300,8 @@ def explore(
     with user_errors():
         if exhaustive and max_faults is not None and max_faults > ex.MAX_EXHAUSTIVE_FAULTS:
             most = ex.MAX_EXHAUSTIVE_FAULTS
-            raise InputError(f"--max-faults {max_faults}: the exhaustive mode allows at most {most} "
-                             f"({ex.count_schedules(len(ex.universe()), most)} schedules)")
+            raise InputError("err.max_faults", n=max_faults, most=most,
+                             schedules=ex.count_schedules(len(ex.universe()), most))
         k = ex.DEFAULT_MAX_FAULTS[mode] if max_faults is None else max_faults
         bound = _max_time(max_time)
         base = ex.base_scenario(design, set_, seed, max_time=bound)
@@ -419,9 +391,7 @@ def sweep(
         config = loaded.sweep
         axes = [sw.parse_vary(v) for v in vary] if vary else sw.axes_of(config.vary if config else {})
         if not axes:
-            raise InputError(f"{scenario}: nothing to vary; give --vary FIELD=V1,V2,… (the scenario has no "
-                             f"[sweep] grid)", ja=f"{scenario}: 変える値がありません。--vary FIELD=V1,V2,… を"
-                                                 f"指定してください（シナリオに [sweep] の格子がありません）")
+            raise InputError("err.nothing_to_vary", scenario=scenario)
         designs = design or (list(config.designs) if config and config.designs else list(DESIGNS))
         spec = sw.Sweep(loaded, axes, designs, seeds or (config.seeds if config else 100), seed, list(set_),
                         variant)
@@ -460,9 +430,9 @@ def _check_writable(path: str) -> None:
 
     target = Path(path)
     if not path.strip() or target.is_dir():
-        raise InputError(f"{path!r}: give a file name")
+        raise InputError("err.give_file_name", file=repr(path))
     if not (target.parent if str(target.parent) else Path(".")).is_dir():
-        raise InputError(f"{path}: no such directory {str(target.parent)!r}")
+        raise InputError("err.no_such_directory", file=path, directory=repr(str(target.parent)))
 
 
 def _write_atomically(path: str, text: str) -> None:
@@ -482,7 +452,7 @@ def _write_atomically(path: str, text: str) -> None:
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except OSError as error:
-        raise InputError(f"{path}: cannot write: {error.strerror}") from None
+        raise InputError("err.cannot_write", file=path, reason=error.strerror) from None
 
 
 @contextmanager
@@ -495,7 +465,9 @@ def _progress(quiet: bool):
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("sweeping", total=None)
+        from .i18n import text
+
+        task = bar.add_task(text("progress.sweeping", LANGUAGE["now"]), total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -616,7 +588,7 @@ def main() -> None:
     A standard output that cannot encode a character replaces it instead of failing (text only: JSON escapes
     it, see `print_json`). A write error is reported at the end: a closed pipe quietly, exit 141 (128 +
     SIGPIPE, what a shell reports for a Unix tool that a closed pipe ended); any other one as one line,
-    ``error: cannot write to standard output: …``, exit 2."""
+    ``error: cannot write to standard output: …`` (in the command's language), exit 2."""
     if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
         sys.stdout.reconfigure(errors="replace")
     guarded = sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
@@ -630,7 +602,10 @@ def main() -> None:
         _discard_stdout()
         if guarded.error.errno == errno.EPIPE:
             sys.exit(141)
-        print(f"error: cannot write to standard output: {guarded.error.strerror}", file=sys.stderr)
+        from .commandline import error_line
+        from .errors import Message
+
+        print(error_line(Message("err.stdout", reason=guarded.error.strerror), LANGUAGE["now"]), file=sys.stderr)
         sys.exit(2)
     sys.exit(code)
 

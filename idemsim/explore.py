@@ -128,7 +128,7 @@ def judged_properties(names: list[str] | None) -> tuple[str, ...]:
 
     for name in names or ():
         if name not in PROPERTIES:
-            raise InputError(f"--property {name!r}: no such property; allowed: {', '.join(PROPERTIES)}")
+            raise InputError("err.property", name=repr(name), allowed=", ".join(PROPERTIES))
     return tuple(name for name in PROPERTIES if not names or name in names)
 
 
@@ -377,15 +377,15 @@ def check_save_path(path: str, force: bool = False) -> None:
     """Refuse, before any search, a ``--save`` path that is empty, a directory, in a directory that does not
     exist, or an existing file (unless ``force``)."""
     if not path.strip():
-        raise InputError("--save '': give a file name")
+        raise InputError("err.give_file_name", file="--save ''")
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
-        raise InputError(f"--save {path}: is a directory; give a file name")
+        raise InputError("err.is_directory", file=f"--save {path}")
     if target.exists() and not force:
-        raise InputError(f"--save {path}: the file exists; add --force to replace it")
+        raise InputError("err.save.exists", path=path)
     if not directory.is_dir():
-        raise InputError(f"--save {path}: no such directory {str(directory)!r}")
+        raise InputError("err.no_such_directory", file=f"--save {path}", directory=repr(str(directory)))
 
 
 def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
@@ -436,8 +436,7 @@ def _check_saveable(scenario: Scenario) -> None:
         reread = type(model).model_validate(again[section])
         for name in type(model).model_fields:
             if getattr(reread, name) != getattr(model, name):
-                raise InputError(f"--set {section}.{name}=none: a scenario file cannot express it (TOML has no "
-                                 f"null, and the default is {getattr(reread, name)!r}); set a value instead")
+                raise InputError("err.save.none", field=f"{section}.{name}", default=repr(getattr(reread, name)))
 
 
 def save(cx: Counterexample, path: str, command: str) -> str:
@@ -453,7 +452,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as e:
-        raise InputError(f"--save {path}: cannot write: {e.strerror}") from None
+        raise InputError("err.cannot_write", file=f"--save {path}", reason=e.strerror) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -463,7 +462,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
         os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"--save {path}: cannot write: {e.strerror}") from None
+        raise InputError("err.cannot_write", file=f"--save {path}", reason=e.strerror) from None
     replay = simulate(load(str(target), max_time=cx.run.scenario._max_time))
     if replay.trace.to_json() != cx.run.trace.to_json():
         raise RuntimeError(f"{target}: the saved counterexample does not replay the same run")

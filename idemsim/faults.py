@@ -21,7 +21,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from .fields import InputModel, Integer, PositiveSeconds, Seconds
+from .errors import Message
+from .fields import InputModel, Integer, PositiveSeconds, Seconds, invalid
 
 Ordinal = Annotated[Integer, Field(ge=1)]
 """An operation's or an attempt's number, counted from 1."""
@@ -80,9 +81,10 @@ class Crash(_Fault):
 
         known = set(CRASH_POINTS) | known_points()
         if point not in known:
-            raise ValueError(f"unknown crash point; allowed: {', '.join(CRASH_POINTS)}"
-                             + (f", or a registered design's: {', '.join(sorted(known - set(CRASH_POINTS)))}"
-                                if known - set(CRASH_POINTS) else ""))
+            registered = sorted(known - set(CRASH_POINTS))
+            raise invalid("crash_point", points=", ".join(CRASH_POINTS),
+                          registered=Message("pyd.crash_point_registered", points=", ".join(registered))
+                          if registered else "")
         return point
 
     def describe(self, lang: str = "en") -> str:
@@ -127,7 +129,7 @@ class Outage(InputModel):
     @model_validator(mode="after")
     def _ends_after_it_starts(self) -> "Outage":
         if self.until <= self.start:
-            raise ValueError(f"until ({self.until:g}) must be later than from ({self.start:g})")
+            raise invalid("outage_order", until=f"{self.until:g}", start=f"{self.start:g}")
         return self
 
     def covers(self, sent: float, arrives: float) -> bool:

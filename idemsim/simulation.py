@@ -26,7 +26,7 @@ from .api import Api
 from .checks import summarize
 from .client import Client, OperationResult, TokenBucket, make_key
 from .db.engine import Database, DbEvent
-from .errors import InputError
+from .errors import InputError, Message
 from .faults import FaultPlan
 from .fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
 from .network import Network
@@ -116,7 +116,7 @@ class BoundedEnvironment(simpy.Environment):
     reported is the first event that would break a bound, before it is processed: the trace so far is
     untouched. An empty schedule is left to SimPy (it is a bug in idemsim, not input)."""
 
-    def __init__(self, max_time: float, max_events: int, describe: str) -> None:
+    def __init__(self, max_time: float, max_events: int, describe: "str | Message") -> None:
         super().__init__()
         self.max_time = max_time
         self.max_events = max_events
@@ -127,13 +127,10 @@ class BoundedEnvironment(simpy.Environment):
     def step(self) -> None:
         if self._queue:
             if self.peek() > self.max_time:
-                raise InputError(f"{self.describe}: the run did not end within {self.max_time:g} s of simulated "
-                                 f"time, the bound on a run (--max-time raises it)")
+                raise InputError("err.run_time", where=self.describe, seconds=self.max_time)
             self.events += 1
             if self.events > self.max_events:
-                raise InputError(f"{self.describe}: the run did not end within {self.max_events:,} simulation "
-                                 f"events, the bound on a run (at {self.now:g} s of simulated time; a short "
-                                 f"period of background work in a long run?)")
+                raise InputError("err.run_events", where=self.describe, events=self.max_events, now=self.now)
         super().step()
 
 
@@ -154,8 +151,9 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     seed = scenario.seed if seed is None else seed
     if max_time is None:
         max_time = scenario._max_time if scenario._max_time is not None else MAX_SIMULATED_SECONDS
-    source = scenario._source or f"scenario {scenario.name!r}"
-    env = BoundedEnvironment(max_time, MAX_EVENTS if max_events is None else max_events, f"{source}, design {design}")
+    source = scenario._source or Message("err.where.scenario", name=repr(scenario.name))
+    env = BoundedEnvironment(max_time, MAX_EVENTS if max_events is None else max_events,
+                             Message("err.where.design", source=source, design=design))
     tally = Tally()
     trace = Trace(observers=(tally.observe,))
     rng = random.Random(seed)
@@ -199,9 +197,10 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
         deadline = env.now + SETTLE_SECONDS
         while api.in_flight or network.in_flight or processor.in_flight:
             if env.peek() > deadline:
-                working = ", ".join(f"{name} (request {h.request.id})" for name, h in api.handlers.items())
-                raise InputError(f"design {design!r}: the run did not settle: {working or 'work'} still going "
-                                 f"{SETTLE_SECONDS:g} s after the clients ended (a handler that never answers?)")
+                working = [Message("err.run_handler", name=name, request=h.request.id)
+                           for name, h in api.handlers.items()]
+                raise InputError("err.run_settle", design=repr(design), working=working or Message("err.run_work"),
+                                 seconds=SETTLE_SECONDS)
             env.step()
 
     settle()

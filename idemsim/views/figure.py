@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, Message
 from ..i18n import text
 from . import placement, spacetime
 
@@ -116,7 +116,7 @@ def comparison_figure(runs, lang: str = "en"):
     design and its own verdict."""
     runs = list(runs)
     if not runs:
-        raise InputError("comparison_figure needs at least one run")
+        raise InputError("err.figure.no_runs")
     canvas = _Canvas(lang)
     diagrams = [spacetime.diagram(run.trace) for run in runs]
     names = [[_lane_name(lane, lang) for lane in d.lanes] for d in diagrams]
@@ -164,13 +164,17 @@ def check_path(path) -> None:
     ``.png``, ``.svg`` or ``.pdf``, a directory, or a directory that does not exist."""
     path = Path(path)
     if path.suffix.lower().lstrip(".") not in FORMATS:
-        raise InputError(f"{path}: a figure is saved as " + ", ".join(f".{f}" for f in FORMATS)
-                         + f", not {path.suffix or 'a file without extension'}")
+        raise _not_a_figure(path)
     if path.is_dir():
-        raise InputError(f"{path}: is a directory; give a file name")
+        raise InputError("err.is_directory", file=str(path))
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
-        raise InputError(f"{path}: no such directory {str(directory)!r}")
+        raise InputError("err.no_such_directory", file=str(path), directory=repr(str(directory)))
+
+
+def _not_a_figure(path: Path) -> InputError:
+    return InputError("err.figure.format", file=str(path), formats=", ".join(f".{f}" for f in FORMATS),
+                      suffix=path.suffix or Message("err.figure.no_extension"))
 
 
 class fonts:
@@ -197,8 +201,7 @@ def save(figure, path) -> Path:
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise InputError(f"{path}: a figure is saved as " + ", ".join(f".{f}" for f in FORMATS)
-                         + f", not {path.suffix or 'a file without extension'}")
+        raise _not_a_figure(path)
     import matplotlib
 
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
