@@ -214,7 +214,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cmp.waited": {"en": "waited {seconds:.3f} s on the index", "ja": "一意制約で {seconds:.3f} 秒待った"},
     "cmp.replay_identical": {"en": "replay identical", "ja": "保存済みの応答は同一"},
     "cmp.replay_different": {"en": "replay DIFFERENT", "ja": "保存済みの応答が異なる"},
-    "cmp.ended_saw": {"en": "{client} saw {seen}", "ja": "{client}が見た応答: {seen}"},
+    "cmp.ended_saw": {"en": "{client} saw {seen}", "ja": "{client} が見た応答: {seen}"},
     "cmp.each_row": {"en": "Each row is one run; its timeline: ", "ja": "各行は 1 回の実行。その流れ: "},
     "cmp.options": {"en": "Rows with options run a variant: {list}", "ja": "設定つきの行は変種を実行する: {list}"},
     "cmp.main_story": {"en": "the main story (no --variant)", "ja": "本筋（--variant なし）"},

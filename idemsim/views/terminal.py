@@ -460,7 +460,7 @@ def sweep_table(result, config=None, lang: str = "en") -> Table:
 
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
-    measures = [m for m in measures if m != "time_to_answer.p95"][:2]
+    measures = [m for m in measures if m not in ("time_to_answer.p95", "attempts")][:2]  # columns of their own
     table = Table(title=Text(safe(t("sw.title", lang, scenario=result.scenario, seeds=result.seeds,
                                     seed=result.base_seed))), title_justify="left", box=box.SIMPLE_HEAD,
                   pad_edge=False)
@@ -468,8 +468,8 @@ def sweep_table(result, config=None, lang: str = "en") -> Table:
     for axis in result.axes:
         table.add_column(Text(safe(axis.field.rsplit(".", 1)[-1].replace("_", " "))), justify="right")
     for m in measures:
-        table.add_column(m.replace("_", " ").replace(".", " ") if lang == "en" else _measure_name(m, lang),
-                         justify="right")
+        table.add_column(ProseText(m.replace("_", " ").replace(".", " ") if lang == "en" else _measure_name(m, lang),
+                                   justify="right"), justify="right")
     table.add_column(t("sw.attempts", lang), justify="right")
     table.add_column(t("sw.p95", lang), justify="right")
     previous = None
