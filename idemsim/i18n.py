@@ -292,8 +292,9 @@ MESSAGES: dict[str, dict[str, str]] = {
                           "ja": "{who}は失敗（{status}）で終わったが、{n} 回課金された"},
     "viol.fail_captured": {"en": "{who} ended fail ({status}) but its card was captured {n} times",
                            "ja": "{who}は失敗（{status}）で終わったが、カードが {n} 回売上確定された"},
-    "viol.by": {"en": "{id} by {who}", "ja": "{id}（{who}）"},
-    "viol.by_at": {"en": "{id} by {who} at {t:.3f} s", "ja": "{id}（{who}、{t:.3f} 秒）"},
+    "viol.by": {"en": "{id} by {who}", "ja": "{who} の {id}"},
+    "viol.by_at": {"en": "{id} by {who} at {t:.3f} s", "ja": "{t:.3f} 秒に {who} の {id}"},
+    "list.sep": {"en": ", ", "ja": "、"},
     # faults (idemsim.faults): what each scripted fault does, in words
     "fault.lose.request": {"en": "lose the request of op {op} attempt {attempt}",
                            "ja": "操作 {op} の {attempt} 回目の要求を失う"},

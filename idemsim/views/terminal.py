@@ -368,15 +368,18 @@ def _expectations(scenario) -> list[str]:
 def _section(console: Console, heading: str, body: str, prose: bool = False) -> None:
     """A heading and its text, indented two columns and wrapped at the terminal's width; ``prose`` is
     reflowed first (its line breaks are the file's, not the reader's)."""
-    _prose(console, heading, style="bold")
+    print_prose(console, heading, style="bold")
     for line in (reflow(body) if prose else body.strip()).splitlines():
-        _prose(console, line, indent=2)
+        print_prose(console, line, indent=2)
     console.print()
 
 
-def _prose(console: Console, line: str, indent: int = 0, style: str = "") -> None:
-    """One line of text wrapped at the terminal's width, Japanese or English (`prose.wrap`)."""
-    for piece in wrap(safe(line), console.width - indent) or [""]:
+def print_prose(console: Console, line: str, indent: int = 0, style: str = "") -> None:
+    """One line of text wrapped at the terminal's width, Japanese or English (`prose.wrap`), every piece
+    indented as far as the line itself is, plus ``indent``."""
+    line = safe(line)
+    indent += len(line) - len(line.lstrip(" "))
+    for piece in wrap(line.lstrip(" "), console.width - indent) or [""]:
         console.print(Text(" " * indent + piece, style=style, no_wrap=True, overflow="ignore"))
 
 
@@ -393,8 +396,8 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 def print_show(console: Console, scenario, stories, lang: str = "en") -> None:
     """What happens, what it teaches, the article's passage, the set-up, and every story's expectations."""
     text = scenario.text
-    _prose(console, f"{scenario.name} — {text('title', lang)}", style="bold cyan")
-    _prose(console, f"{text('group', lang)}  ·  {text('summary', lang)}")
+    print_prose(console, f"{scenario.name} — {text('title', lang)}", style="bold cyan")
+    print_prose(console, f"{text('group', lang)}  ·  {text('summary', lang)}")
     console.print()
     _section(console, t("show.happens", lang), text("story", lang), prose=True)
     _section(console, t("show.teaches", lang), text("teaches", lang), prose=True)
