@@ -68,7 +68,7 @@ def brief_lines(run, width: int, lang: str = "en") -> list[Text]:
 
 
 def _seen_statuses(seen: list, lang: str) -> str:
-    return ", ".join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen) or t("term.nothing", lang)
+    return t("list.sep", lang).join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen) or t("term.nothing", lang)
 
 
 def _seen(op: dict[str, Any], lang: str = "en") -> str:
@@ -81,7 +81,7 @@ def _money(ledger: list[dict], lang: str = "en") -> str:
     three of a long ledger)."""
     if not ledger:
         return t("term.money_none", lang)
-    shown = ", ".join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"]) for c in ledger[:3])
+    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"]) for c in ledger[:3])
     more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
     return f"{len(ledger)}  ({shown}{more})"
 
@@ -194,7 +194,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
         from ..properties import PROPERTIES
 
         names = [t(f"property.{p}", lang) for p in PROPERTIES]
-        _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=", ".join(names)))
+        _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
     for f, fault in zip(s["faults"], run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
         _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
