@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from idemsim.errors import InputError
 
@@ -124,7 +125,7 @@ def compare(
     except InputError as error:
         raise _fail(error) from None
     comparison = judge(loaded, outcome.document, scale)
-    console.print(f"[bold]{schedule}[/bold], scale {scale:g}: model vs {version.split(' on ')[0]} "
+    console.print(f"[bold]{escape(schedule)}[/bold], scale {scale:g}: model vs {version.split(' on ')[0]} "
                   f"({wall:.1f} s on PostgreSQL; model run under {comparison.model_runs} wake order(s))",
                   highlight=False)
     print_comparison(console, schedules.scaled(loaded, scale), comparison)
