@@ -95,7 +95,8 @@ def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | N
     moments = sorted({round(e["start"], 3) for entries in sessions.values() for e in entries}
                      | {round(e["end"], 3) for entries in sessions.values() for e in entries
                         if e["end"] - e["start"] > WAIT_SHOWN})
-    table = Table(title=Text(title) if title is not None else None, box=box.SIMPLE_HEAD, show_lines=False, title_justify="left")
+    table = Table(title=Text(title) if title is not None else None, box=box.SIMPLE_HEAD, show_lines=False,
+                  title_justify="left")
     table.add_column("t (s)", justify="right", style="dim")
     for name in sessions:
         table.add_column(Text(name.translate(_CONTROL)), overflow="fold")
