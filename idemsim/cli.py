@@ -329,8 +329,10 @@ def explore(
         console = _console()
         from .i18n import text
 
+        from .views.terminal import print_prose
+
         for line in ex.header_lines(result, base, command, language) + ex.verdict_lines(result, language):
-            console.print(safe(line), markup=False, highlight=False)
+            print_prose(console, line)
         if cx is not None:
             from .views.terminal import print_run
 

@@ -59,7 +59,17 @@ def _violation(prop: str, message: str, /, **fields: Any) -> Violation:
     """A violation whose message is catalogue entry ``message`` (`idemsim.i18n`) with ``fields``."""
     from .i18n import text
 
-    return Violation(prop, text(message, "en", **fields), message, tuple(fields.items()))
+    return Violation(prop, text(message, "en", **_said(fields, "en")), message, tuple(fields.items()))
+
+
+def _said(fields: dict[str, Any], lang: str) -> dict[str, Any]:
+    """Fields ready for the catalogue: a list of charges or captures (``ids``) said in ``lang``."""
+    from .i18n import text
+
+    if isinstance(fields.get("ids"), list):
+        fields = dict(fields, ids=text("list.sep", lang).join(text("viol.by_at" if "t" in c else "viol.by", lang, **c)
+                                            for c in fields["ids"]))
+    return fields
 
 
 def describe_violation(v: dict[str, Any], lang: str = "en") -> str:
@@ -68,7 +78,7 @@ def describe_violation(v: dict[str, Any], lang: str = "en") -> str:
 
     if lang == "en" or not v.get("key"):
         return f"{v['property']}: {v['message']}"
-    return f"{text('property.' + v['property'], lang)}: {text(v['key'], lang, **v['fields'])}"
+    return f"{text('property.' + v['property'], lang)}: {text(v['key'], lang, **_said(v['fields'], lang))}"
 
 
 # -- reading the run --------------------------------------------------------------------------------------------
@@ -130,12 +140,12 @@ def captures_per_operation(run) -> dict[int, list[dict]]:
     return _by_operation(run, captures(run))
 
 
-def _ids(charges: list[dict]) -> str:
-    return ", ".join(f"ch_{c['id']} by {c['request'] or c['handler']}" for c in charges)
+def _ids(charges: list[dict]) -> list[dict[str, Any]]:
+    return [{"id": f"ch_{c['id']}", "who": c["request"] or c["handler"]} for c in charges]
 
 
-def _capture_ids(caps: list[dict]) -> str:
-    return ", ".join(f"{c['id']} by {c['request'] or c['caller']} at {c['t']:.3f} s" for c in caps)
+def _capture_ids(caps: list[dict]) -> list[dict[str, Any]]:
+    return [{"id": c["id"], "who": c["request"] or c["caller"], "t": c["t"]} for c in caps]
 
 
 def _who(r) -> dict[str, Any]:

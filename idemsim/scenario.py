@@ -126,11 +126,16 @@ class Arrivals(InputModel):
 
 class SweepMark(InputModel):
     """A vertical line on a sweep's figure at a value of the varied field (``{at = 40, label = "…"}``), or a
-    band from ``at`` to ``until``."""
+    band from ``at`` to ``until``; ``ja`` is the label in Japanese (``--lang ja``)."""
 
     at: float
     until: float | None = None
     label: str
+    ja: str | None = None
+
+    def text(self, lang: str) -> str:
+        """The label in ``lang`` (the English one when there is no Japanese)."""
+        return self.ja if lang == "ja" and self.ja else self.label
 
 
 class SweepConfig(InputModel):

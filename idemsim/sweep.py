@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .errors import InputError, Message
+from .i18n import LANGS
 from .measures import FLAGS
 
 FORMAT_VERSION = 1
@@ -177,6 +178,8 @@ class SweepResult:
     designs: list[str]
     rows: list[dict[str, Any]]
     title: str = ""
+    titles: dict[str, str] = field(default_factory=dict)
+    """The scenario's title in every language (the figure's, under ``--lang``); JSON keeps the English one."""
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "scenario": self.scenario, "title": self.title, "seeds": self.seeds,
@@ -209,7 +212,7 @@ def run(spec: Sweep, executor: Executor | None = None,
                 progress(i + 1, total)
     rows = [aggregate(design, point, measures) for (point, design, _, _), measures in zip(tasks, results)]
     return SweepResult(spec.scenario.name, spec.seeds, spec.base_seed, spec.axes, spec.designs, rows,
-                       spec.scenario.title)
+                       spec.scenario.title, {lang: spec.scenario.text("title", lang) for lang in LANGS})
 
 
 def point_text(value: Any) -> str:

@@ -106,6 +106,22 @@ class TestCompare:
         assert "tables: ✗ charges: model [{'amount': 1000, 'key': 'k-8f3a'}] vs PostgreSQL []" in result.stdout
         assert result.stdout.rstrip().endswith("DISAGREE")
 
+    def test_names_that_look_like_rich_markup_are_shown_as_written(self, monkeypatch, tmp_path):
+        """A schedule whose file, sessions and key look like rich markup ([/x]) runs and compares as written."""
+        document = json.loads((Path(shipped()["article-wait-commit"])).read_text())
+        document["sessions"] = {"[/x]": document["sessions"]["s1"], "[bold]": document["sessions"]["s2"]}
+        for step in (s for steps in document["sessions"].values() for s in steps):
+            step.update({k: "[/k]" for k in ("key", "fingerprint") if k in step})
+        path = tmp_path / "[red]odd.json"
+        path.write_text(json.dumps(document))
+        model = run_on_model(load(str(path))).document
+        monkeypatch.setattr(postgres, "server_version", lambda dsn: "PostgreSQL 15.0 on test")
+        monkeypatch.setattr(postgres, "run_postgres", lambda s, dsn, scale: postgres.PostgresRun(model, {}, {}))
+        for args in (("run", str(path)), ("compare", str(path))):
+            result = invoke(*args)
+            assert result.exit_code == 0, result.output
+            assert "[/x]" in result.stdout and "[/k]" in result.stdout and "[red]odd.json" in result.stdout
+
     @pytest.mark.postgres
     def test_the_articles_wait_from_both_sides_as_a_real_process(self, postgres_dsn):
         """`python -m idemsim.db.cli compare article-wait-commit` shows the ≈4 s wait on both sides and agrees."""

@@ -98,10 +98,11 @@ def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | N
     moments = sorted({round(e["start"], 3) for entries in sessions.values() for e in entries}
                      | {round(e["end"], 3) for entries in sessions.values() for e in entries
                         if e["end"] - e["start"] > WAIT_SHOWN})
-    table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=False, title_justify="left")
+    table = Table(title=Text(title) if title is not None else None, box=box.SIMPLE_HEAD, show_lines=False,
+                  title_justify="left")
     table.add_column(text("db.time", lang), justify="right", style="dim")
     for name in sessions:
-        table.add_column(name.translate(_CONTROL), overflow="fold")
+        table.add_column(Text(name.translate(_CONTROL)), overflow="fold")
     for moment in moments:
         cells = []
         for name, entries in sessions.items():
@@ -156,7 +157,7 @@ def tables_view(tables: dict, ids: dict[str, list[int]] | None = None) -> list[T
         keys.add_column(column)
     for i, row in enumerate(tables["idempotency_keys"]):
         values = [_short(row[c], 60) if row[c] is not None else "NULL" for c in columns]
-        keys.add_row(*([str(ids["idempotency_keys"][i])] if ids else []), *values)
+        keys.add_row(*([str(ids["idempotency_keys"][i])] if ids else []), *map(Text, values))
     charges = Table(title="charges", box=box.SIMPLE_HEAD, title_justify="left")
     if ids:
         charges.add_column("id", justify="right")
@@ -164,7 +165,7 @@ def tables_view(tables: dict, ids: dict[str, list[int]] | None = None) -> list[T
     charges.add_column("key")
     for i, row in enumerate(tables["charges"]):
         charges.add_row(*([str(ids["charges"][i])] if ids else []), str(row["amount"]),
-                        row["key"] if row["key"] is not None else "NULL")
+                        Text(row["key"] if row["key"] is not None else "NULL"))
     return [keys, charges]
 
 
@@ -202,9 +203,9 @@ def print_comparison(console: Console, schedule: Schedule, comparison: Compariso
         note = StepNote(result.id, result.blocked_by) if result is not None else None
         mark = Text("✓", style="green") if verdict.agrees else \
             Text("✗ " + "; ".join(problem.said(lang) for problem in verdict.problems), style="red")
-        table.add_row(verdict.session.translate(_CONTROL), str(verdict.index + 1),
-                      describe_step(step.op, statement_fields(step), lang) if step else "?",
-                      _side(verdict.model, note, lang), _side(verdict.postgres, None, lang), mark)
+        table.add_row(Text(verdict.session.translate(_CONTROL)), str(verdict.index + 1),
+                      Text(describe_step(step.op, statement_fields(step), lang) if step else "?"),
+                      Text(_side(verdict.model, note, lang)), Text(_side(verdict.postgres, None, lang)), mark)
     console.print(table)
     if comparison.tables_problems:
         problems = "; ".join(problem.said(lang) for problem in comparison.tables_problems)

@@ -177,6 +177,11 @@ def _not_a_figure(path: Path) -> InputError:
                       suffix=path.suffix or Message("err.figure.no_extension"))
 
 
+def title_weight(lang: str) -> str:
+    """The weight of a title: bold, except in Japanese, whose font (IPAexGothic) has one weight."""
+    return "normal" if lang == "ja" else "bold"
+
+
 class fonts:
     """A context in which figures built get the font of ``lang`` (IPAexGothic for Japanese), leaving the
     global rcParams as they were afterwards."""
@@ -322,9 +327,8 @@ class _Canvas:
     def font(self, size: float, weight: str = "normal"):
         from matplotlib.font_manager import FontProperties
 
-        if self.lang == "ja":
-            weight = "normal"  # IPAexGothic has one weight
-        return FontProperties(family=self.family, size=size, weight=weight)
+        return FontProperties(family=self.family, size=size,
+                              weight=title_weight(self.lang) if weight == "bold" else weight)
 
     def measure(self, s: str, size: float, weight: str = "normal") -> tuple[float, float]:
         """(width, height) of a text in pixels, as its window extent will be."""

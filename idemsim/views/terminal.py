@@ -68,7 +68,7 @@ def brief_lines(run, width: int, lang: str = "en") -> list[Text]:
 
 
 def _seen_statuses(seen: list, lang: str) -> str:
-    return ", ".join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen) or t("term.nothing", lang)
+    return t("list.sep", lang).join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen) or t("term.nothing", lang)
 
 
 def _seen(op: dict[str, Any], lang: str = "en") -> str:
@@ -81,7 +81,7 @@ def _money(ledger: list[dict], lang: str = "en") -> str:
     three of a long ledger)."""
     if not ledger:
         return t("term.money_none", lang)
-    shown = ", ".join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"]) for c in ledger[:3])
+    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"]) for c in ledger[:3])
     more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
     return f"{len(ledger)}  ({shown}{more})"
 
@@ -194,7 +194,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
         from ..properties import PROPERTIES
 
         names = [t(f"property.{p}", lang) for p in PROPERTIES]
-        _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=", ".join(names)))
+        _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
     for f, fault in zip(s["faults"], run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
         _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
@@ -368,15 +368,18 @@ def _expectations(scenario) -> list[str]:
 def _section(console: Console, heading: str, body: str, prose: bool = False) -> None:
     """A heading and its text, indented two columns and wrapped at the terminal's width; ``prose`` is
     reflowed first (its line breaks are the file's, not the reader's)."""
-    _prose(console, heading, style="bold")
+    print_prose(console, heading, style="bold")
     for line in (reflow(body) if prose else body.strip()).splitlines():
-        _prose(console, line, indent=2)
+        print_prose(console, line, indent=2)
     console.print()
 
 
-def _prose(console: Console, line: str, indent: int = 0, style: str = "") -> None:
-    """One line of text wrapped at the terminal's width, Japanese or English (`prose.wrap`)."""
-    for piece in wrap(safe(line), console.width - indent) or [""]:
+def print_prose(console: Console, line: str, indent: int = 0, style: str = "") -> None:
+    """One line of text wrapped at the terminal's width, Japanese or English (`prose.wrap`), every piece
+    indented as far as the line itself is, plus ``indent``."""
+    line = safe(line)
+    indent += len(line) - len(line.lstrip(" "))
+    for piece in wrap(line.lstrip(" "), console.width - indent) or [""]:
         console.print(Text(" " * indent + piece, style=style, no_wrap=True, overflow="ignore"))
 
 
@@ -393,8 +396,8 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 def print_show(console: Console, scenario, stories, lang: str = "en") -> None:
     """What happens, what it teaches, the article's passage, the set-up, and every story's expectations."""
     text = scenario.text
-    _prose(console, f"{scenario.name} — {text('title', lang)}", style="bold cyan")
-    _prose(console, f"{text('group', lang)}  ·  {text('summary', lang)}")
+    print_prose(console, f"{scenario.name} — {text('title', lang)}", style="bold cyan")
+    print_prose(console, f"{text('group', lang)}  ·  {text('summary', lang)}")
     console.print()
     _section(console, t("show.happens", lang), text("story", lang), prose=True)
     _section(console, t("show.teaches", lang), text("teaches", lang), prose=True)
@@ -460,7 +463,7 @@ def sweep_table(result, config=None, lang: str = "en") -> Table:
 
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
-    measures = [m for m in measures if m != "time_to_answer.p95"][:2]
+    measures = [m for m in measures if m not in ("time_to_answer.p95", "attempts")][:2]  # columns of their own
     table = Table(title=Text(safe(t("sw.title", lang, scenario=result.scenario, seeds=result.seeds,
                                     seed=result.base_seed))), title_justify="left", box=box.SIMPLE_HEAD,
                   pad_edge=False)
@@ -468,8 +471,8 @@ def sweep_table(result, config=None, lang: str = "en") -> Table:
     for axis in result.axes:
         table.add_column(Text(safe(axis.field.rsplit(".", 1)[-1].replace("_", " "))), justify="right")
     for m in measures:
-        table.add_column(m.replace("_", " ").replace(".", " ") if lang == "en" else _measure_name(m, lang),
-                         justify="right")
+        table.add_column(ProseText(m.replace("_", " ").replace(".", " ") if lang == "en" else _measure_name(m, lang),
+                                   justify="right"), justify="right")
     table.add_column(t("sw.attempts", lang), justify="right")
     table.add_column(t("sw.p95", lang), justify="right")
     previous = None
