@@ -230,12 +230,12 @@ class TestCommonErrorsInJapanese:
     def test_an_unknown_variant_lists_the_variants(self, cli):
         """An unknown variant names the scenario and its variants."""
         line = japanese_line(cli("run", "lost-response", "--variant", "nope", "--lang", "ja"))
-        assert line.startswith("エラー: シナリオ 'lost-response' に変種 'nope' はありません。変種: ")
+        assert line.startswith("エラー: シナリオ 'lost-response' にバリアント 'nope' はありません。バリアント: ")
 
     def test_a_variant_with_a_bad_field_is_named_as_a_variant(self, cli):
         """A --set that breaks a variant names the scenario, the variant, the set and the field."""
         line = japanese_line(cli("run", "lost-response", "--lang", "ja", "--set", "variants.gateway-504.client.timeout=-1"))
-        assert line.startswith("エラー: シナリオ 'lost-response'（変種 'gateway-504'）、--set ")
+        assert line.startswith("エラー: シナリオ 'lost-response'（バリアント 'gateway-504'）、--set ")
         assert "項目 'client.timeout': 0 より大きくなければなりません（値 -1" in line
 
     def test_a_directory_given_as_a_scenario_is_called_one(self, cli, tmp_path):

@@ -44,9 +44,10 @@ def _source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
-def _kernel_manager():
-    """A kernel manager whose kernel is this interpreter, whatever kernels the machine has installed."""
-    from jupyter_client import KernelManager
+def _kernel_manager(asynchronous: bool = False):
+    """A kernel manager whose kernel is this interpreter, whatever kernels the machine has installed (an
+    asyncio one when ``asynchronous``, to run several notebooks at once)."""
+    from jupyter_client import AsyncKernelManager, KernelManager
     from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 
     class ThisPython(KernelSpecManager):
@@ -55,31 +56,66 @@ def _kernel_manager():
                               display_name=f"Python ({sys.executable})", language="python",
                               resource_dir=str(NOTEBOOKS))
 
-    return KernelManager(kernel_name="python3", kernel_spec_manager=ThisPython())
+    manager = AsyncKernelManager if asynchronous else KernelManager
+    return manager(kernel_name="python3", kernel_spec_manager=ThisPython())
+
+
+def _client(nb, cwd: Path, asynchronous: bool = False):
+    from nbclient import NotebookClient
+
+    return NotebookClient(nb, km=_kernel_manager(asynchronous), timeout=TIME_LIMIT, kernel_name="python3",
+                          resources={"metadata": {"path": str(cwd)}})
+
+
+def _why(name: str, error: Exception) -> str:
+    """Why executing the notebook ``name`` failed, in words."""
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    if isinstance(error, CellExecutionError):
+        return f"{name}: a cell raised an error:\n{error}"
+    if isinstance(error, CellTimeoutError):
+        return f"{name}: a cell ran longer than {TIME_LIMIT:g} s: {error}"
+    if isinstance(error, DeadKernelError):
+        return f"{name}: the Jupyter kernel died: {error}"
+    # the kernel could not start: say why, never skip
+    return (f"{name}: the Jupyter kernel ({sys.executable} -m ipykernel_launcher) could not run the "
+            f"notebook: {type(error).__name__}: {error}. The test extra installs ipykernel, nbclient "
+            "and nbformat: pip install -e '.[test]'")
 
 
 def execute(nb, name: str, cwd: Path):
     """Run ``nb`` (an nbformat notebook) top to bottom in a fresh kernel; return the seconds it took. Fails the
     test, with the reason, on any error, on a cell slower than the limit, and when no kernel can start."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
-    client = NotebookClient(nb, km=_kernel_manager(), timeout=TIME_LIMIT, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}})
+    client = _client(nb, cwd)
     start = time.monotonic()
     try:
         client.execute()
-    except CellExecutionError as error:
-        pytest.fail(f"{name}: a cell raised an error:\n{error}")
-    except CellTimeoutError as error:
-        pytest.fail(f"{name}: a cell ran longer than {TIME_LIMIT:g} s: {error}")
-    except DeadKernelError as error:
-        pytest.fail(f"{name}: the Jupyter kernel died: {error}")
-    except Exception as error:  # the kernel could not start: say why, never skip
-        pytest.fail(f"{name}: the Jupyter kernel ({sys.executable} -m ipykernel_launcher) could not run the "
-                    f"notebook: {type(error).__name__}: {error}. The test extra installs ipykernel, nbclient "
-                    "and nbformat: pip install -e '.[test]'")
+    except Exception as error:
+        pytest.fail(_why(name, error))
     return time.monotonic() - start
+
+
+def execute_together(jobs: list[tuple], at_once: int = 2) -> list:
+    """Run each ``(nb, name, cwd)`` of ``jobs`` as `execute` does, ``at_once`` kernels at a time (the machine
+    has two cores; each kernel runs one notebook on one). For each job, in order, the seconds its notebook
+    took, or the text of `_why` when it failed: the caller fails the test of that notebook only."""
+    import asyncio
+
+    async def run(nb, name, cwd, slots):
+        async with slots:
+            client = _client(nb, cwd, asynchronous=True)
+            start = time.monotonic()
+            try:
+                await client.async_execute()
+            except Exception as error:
+                return _why(name, error)
+            return time.monotonic() - start
+
+    async def main():
+        slots = asyncio.Semaphore(at_once)
+        return await asyncio.gather(*(run(nb, name, cwd, slots) for nb, name, cwd in jobs))
+
+    return asyncio.run(main())
 
 
 _RUNS: dict[Path, tuple] = {}

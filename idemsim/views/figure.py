@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Message
-from ..i18n import text
+from ..i18n import language, text
 from . import placement, spacetime
 
 WIDTH = 12.8
@@ -79,8 +79,10 @@ LANE_MARGIN = 0.7
 
 
 # -- public ---------------------------------------------------------------------------------------------------
-def run_figure(run, lang: str = "en"):
-    """The time-space diagram of one `idemsim.simulation.Run`, as a `matplotlib.figure.Figure`."""
+def run_figure(run, lang: str | None = None):
+    """The time-space diagram of one `idemsim.simulation.Run`, as a `matplotlib.figure.Figure`, in ``lang`` (by
+    default `idemsim.i18n.language`: ``IDEMSIM_LANG``, else English)."""
+    lang = language(lang)
     canvas = _Canvas(lang)
     diagram = spacetime.diagram(run.trace)
     lanes = [_lane_name(lane, lang) for lane in diagram.lanes]
@@ -111,9 +113,10 @@ def run_figure(run, lang: str = "en"):
     return canvas.figure
 
 
-def comparison_figure(runs, lang: str = "en"):
+def comparison_figure(runs, lang: str | None = None):
     """One panel per run (one story under several designs), stacked on one time axis, each titled by its
-    design and its own verdict."""
+    design and its own verdict; in ``lang`` as `run_figure`."""
+    lang = language(lang)
     runs = list(runs)
     if not runs:
         raise InputError("err.figure.no_runs")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import language
 from ..i18n import text as t
 from ..sweep import point_text as _point_text
 
@@ -58,8 +59,10 @@ def _label(measure: str, lang: str) -> str:
     return t(key, lang) if key in MESSAGES else measure.replace("_", " ")
 
 
-def figure(result, config=None, lang: str = "en"):
-    """The sweep's figure, as ``config.plot`` asks (rates by default)."""
+def figure(result, config=None, lang: str | None = None):
+    """The sweep's figure, as ``config.plot`` asks (rates by default), in ``lang`` (by default
+    `idemsim.i18n.language`: ``IDEMSIM_LANG``, else English)."""
+    lang = language(lang)
     from matplotlib.figure import Figure
 
     from .figure import fonts, title_weight
