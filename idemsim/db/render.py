@@ -17,6 +17,7 @@ from rich.text import Text
 from idemsim.db.compare import Comparison
 from idemsim.db.schedule import Schedule, StepNote, statement_fields
 from idemsim.i18n import text
+from idemsim.views.prose import ProseText
 
 SQLSTATE_NAMES = {
     "23505": "unique_violation",
@@ -113,7 +114,8 @@ def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | N
                 note = notes[name][index] if notes and index < len(notes[name]) else None
                 lines += _cell_lines(steps[index].op, statement_fields(steps[index]), entry, note, start, end, moment,
                                      lang)
-            cells.append(Text("\n").join(lines) if lines else Text(""))
+            joined = Text("\n").join(lines)
+            cells.append(ProseText(joined.plain, spans=joined.spans))  # Japanese wraps between characters
         table.add_row(f"{moment:.3f}", *cells)
     return table
 
