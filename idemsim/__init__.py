@@ -6,11 +6,19 @@ What a notebook needs, and nothing more:
 >>> run = idemsim.run("lost-response")
 >>> run.summary["charges"], run.summary["status"], run.summary["replay_identical"]
 (1, 201, True)
+
+A variant's story, and results as plain records (a list of dicts; ``idemsim.dataframe`` gives the same rows as a
+pandas DataFrame when pandas is installed, ``pip install 'idemsim[pandas]'``):
+
+>>> branch = idemsim.run("retry-or-give-up", variant="retry-after-lost-response")
+>>> branch.summary["charges"], [row["kind"] for row in idemsim.records(branch)][:2]
+(2, ['op.start', 'attempt.send'])
 """
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "run", "load_scenario", "simulate", "sweep", "register_design", "design", "DESIGNS"]
+__all__ = ["__version__", "run", "load_scenario", "simulate", "sweep", "register_design", "design", "DESIGNS",
+           "records", "dataframe"]
 
 
 def load_scenario(name_or_path: str, sets: list[str] | None = None):
@@ -28,9 +36,30 @@ def simulate(scenario, design: str | None = None, seed: int | None = None, trace
     return _simulate(scenario, design, seed, trace)
 
 
-def run(name_or_path: str, design: str | None = None, seed: int | None = None, sets: list[str] | None = None):
-    """Load and run a scenario's main story in one call."""
-    return simulate(load_scenario(name_or_path, sets), design, seed)
+def run(name_or_path: str, design: str | None = None, seed: int | None = None, sets: list[str] | None = None,
+        variant: str | None = None):
+    """Load and run a scenario's main story in one call (or, with ``variant``, that variant's story), as
+    ``idemsim run NAME [--variant V] [--design D] [--seed S] [--set …]`` does."""
+    scenario = load_scenario(name_or_path, sets)
+    if variant is not None:
+        from .scenario import variant as pick
+
+        scenario = pick(scenario, variant, sets)
+    return simulate(scenario, design, seed)
+
+
+def records(result):
+    """A `Run`'s trace, a sweep's rows or a comparison's rows as plain dicts, one per row (`idemsim.rows`)."""
+    from .rows import records as rows
+
+    return rows(result)
+
+
+def dataframe(result):
+    """``records(result)`` as a pandas DataFrame; needs the extra: ``pip install 'idemsim[pandas]'``."""
+    from .rows import dataframe as frame
+
+    return frame(result)
 
 
 def register_design(name: str, handler, **options):

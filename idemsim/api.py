@@ -27,12 +27,11 @@ from typing import Annotated, Any, Callable, Literal
 
 import simpy
 from pydantic import Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from .designs import completer_period, recovery_lease
-from .errors import InputError
+from .errors import InputError, Message
 from .faults import FaultPlan
-from .fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds
+from .fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds, invalid
 from .http import Request, Response
 from .network import Latency
 from .trace import Trace
@@ -88,7 +87,7 @@ class ApiConfig(InputModel):
         if isinstance(value, str):
             if value == "forever":
                 return None
-            raise PydanticCustomError("ttl", 'Input should be a number of seconds or "forever"')
+            raise invalid("ttl")
         return value
 
 
@@ -149,9 +148,8 @@ class Handler:
         self.last_statement = op
         self.statements += 1
         if self.statements > MAX_STATEMENTS:
-            raise DesignError(f"design {self.api.design!r}: the handler of request {self.request.id} sent more "
-                              f"than {MAX_STATEMENTS} statements (a loop that never answers?) at "
-                              f"{self.env.now:.3f} s")
+            raise DesignError("err.design.statements", design=repr(self.api.design), request=self.request.id,
+                              n=MAX_STATEMENTS, t=self.env.now)
         if self.generation != self.api.generation:
             raise ApiCrashed("process died")
         self.in_statement = True
@@ -367,11 +365,13 @@ class Api:
         except (ApiCrashed, DesignError):
             raise
         except Exception as error:  # the user's code failed: report it as their input, exit 2
-            where = f"request {handler.request.id}" if handler is not None else who
+            where = Message("err.design.request", request=handler.request.id) if handler is not None else who
             last = getattr(handler, "last_statement", None)
-            after = f", at statement {last!r}" if last else ""
-            raise DesignError(f"design {spec.name!r} failed in {where}{after} at {self.env.now:.3f} s: "
-                              f"{type(error).__name__}: {_shorten(str(error))}") from None
+            said = dict(design=repr(spec.name), where=where, t=self.env.now, error_type=type(error).__name__,
+                        error=_shorten(str(error)))
+            if last:
+                raise DesignError("err.design.failed_at", statement=repr(last), **said) from None
+            raise DesignError("err.design.failed", **said) from None
 
     def _gateway(self, request: Request, respond, answered: dict):
         yield self.env.timeout(self.config.gateway_timeout)
@@ -396,9 +396,8 @@ class Api:
                 return (yield from _missing_key(h))
             response = yield from self._custom(spec, self.handle_charge(h), h.name, h)
             if not isinstance(response, Response):
-                raise DesignError(f"design {spec.name!r}: the handler of request {r.id} returned "
-                                  f"{_shorten(repr(response))}, not an idemsim.http.Response, at "
-                                  f"{self.env.now:.3f} s")
+                raise DesignError("err.design.returned", design=repr(spec.name), request=r.id,
+                                  value=_shorten(repr(response)), t=self.env.now)
             return response
         return (yield from self._resource(h))
 

@@ -2,7 +2,9 @@
 
 Exit codes (after Click): 0 every expectation held (or none was stated), 1 an expectation failed or a
 scripted fault never happened, 2 bad input or usage. Bad input is reported as one line, ``error: ...``,
-naming the file, the field and what is allowed; never a traceback.
+naming the file, the field and what is allowed; never a traceback. Bad usage (an unknown option, a missing
+argument, a bad value) is one line too (`idemsim.commandline`). Both are said in the command's language
+(``--lang``, ``IDEMSIM_LANG``).
 
 Output: JSON is always strict (no NaN or Infinity; what a terminal would act on is escaped, and everything
 is escaped to ASCII when standard output cannot encode it); text escapes control characters from the input
@@ -25,16 +27,18 @@ import os
 import sys
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any, Iterator, List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
 
 from . import __version__
+from .commandline import LANG_OPTION, LANGUAGE, Lang, OneLineUsage, choose_language as _lang, user_errors
 from .errors import InputError
 from .printable import one_line, safe
 
 app = typer.Typer(
+    cls=OneLineUsage,
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -60,13 +64,6 @@ class ShowFormat(str, Enum):
     mermaid = "mermaid"
 
 
-class Lang(str, Enum):
-    en = "en"
-    ja = "ja"
-
-
-LANG_OPTION = typer.Option(None, "--lang", envvar="IDEMSIM_LANG",
-                           help="Language of the words shown: en (default) or ja (the article's own).")
 MAX_TIME_OPTION = typer.Option(None, "--max-time", metavar="SECONDS",
                                help="The bound on a run's simulated time (default 1e7 s, about 116 days): no time "
                                     "in the scenario may be longer, and a run that goes on longer stops with an "
@@ -76,22 +73,12 @@ MAX_TIME_OPTION = typer.Option(None, "--max-time", metavar="SECONDS",
 def _max_time(seconds: Optional[float]) -> Optional[float]:
     """``--max-time``: a finite number of seconds > 0 (None: the default bound)."""
     if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
-        raise InputError(f"--max-time {seconds:g}: must be a finite number of seconds > 0")
+        raise InputError("err.max_time", seconds=seconds)
     return seconds
 
 
 def _console() -> Console:
     return Console(highlight=False, soft_wrap=False, markup=False)  # input is never read as rich markup
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn `InputError` into one line on stderr (control characters and newlines escaped) and exit code 2."""
-    try:
-        yield
-    except InputError as e:
-        print(f"error: {one_line(e)}", file=sys.stderr)
-        raise typer.Exit(2) from None
 
 
 def json_text(document: Any) -> str:
@@ -144,13 +131,16 @@ def _check_design(design: Optional[str]) -> Optional[str]:
 
 
 @app.command("list")
-def list_scenarios() -> None:
+def list_scenarios(lang: Optional[Lang] = LANG_OPTION) -> None:
     """List the built-in scenarios, grouped."""
     from rich.table import Table
     from rich.text import Text
 
+    from .i18n import text
     from .scenario import builtin_names, load
+    from .views.prose import ProseText
 
+    language = _lang(lang)
     with user_errors():
         scenarios = [load(name) for name in builtin_names()]
     groups: dict[str, list] = {}
@@ -158,17 +148,17 @@ def list_scenarios() -> None:
         groups.setdefault(s.group, []).append(s)
     console = _console()
     for group, members in sorted(groups.items()):
-        table = Table(title=Text(safe(group)), title_justify="left", show_header=False, box=None, padding=(0, 2))
+        title = members[0].text("group", language)
+        table = Table(title=Text(safe(title)), title_justify="left", show_header=False, box=None, padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
         for s in members:
             n = len(s.variants)
-            variants = f"  [+{n} variant{'s' if n > 1 else ''}]" if n else ""
-            table.add_row(Text(safe(s.name)), Text(safe(s.summary + variants)))
+            variants = text("list.variants", language, n=n, s="s" if n > 1 else "") if n else ""
+            table.add_row(Text(safe(s.name)), ProseText(safe(s.text("summary", language) + variants)))
         console.print(table)
         console.print()
-    console.print("Run one: idemsim run NAME   ·   explain one: idemsim show NAME   ·   "
-                  "every design: idemsim compare NAME")
+    console.print(text("list.footer", language), markup=False)
 
 
 @app.command()
@@ -195,6 +185,7 @@ def run(
     from .scenario import load, runs, variant as pick
     from .simulation import FORMAT_VERSION, simulate
 
+    language = _lang(lang)
     with user_errors():
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
@@ -213,20 +204,14 @@ def run(
         from .views import mermaid
 
         draw = mermaid.sequence if format is RunFormat.mermaid else mermaid.state
-        print(mermaid.diagrams(draw(r, _lang(lang)) for r in results), end="")
+        print(mermaid.diagrams(draw(r, language) for r in results), end="")
     else:
         from .views.terminal import print_run
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario, brief=brief, full=full)
+            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language)
     raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
-
-
-def _lang(lang: Optional[Lang]) -> str:
-    from .i18n import language
-
-    return language(lang.value if lang is not None else None)
 
 
 @app.command()
@@ -247,6 +232,7 @@ def plot(
     from .scenario import load, variant as pick
     from .simulation import simulate
 
+    language = _lang(lang)
     with user_errors():
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
@@ -261,9 +247,9 @@ def plot(
         if is_load(result):
             from .views.sweep_plot import attempts_figure
 
-            figure.save(attempts_figure(result, _lang(lang)), target)
+            figure.save(attempts_figure(result, language), target)
         else:
-            figure.save(figure.run_figure(result, _lang(lang)), target)
+            figure.save(figure.run_figure(result, language), target)
     print(safe(target))
 
 
@@ -298,6 +284,7 @@ def explore(
     dask: Optional[str] = typer.Option(None, "--dask", help="--exhaustive: a Dask scheduler's address, or "
                                                             "'local'."),
     max_time: Optional[float] = MAX_TIME_OPTION,
+    lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Search for a fault schedule that breaks exactly-once charging: on the database's charges and on the
     money the payment processor captured.
@@ -315,11 +302,12 @@ def explore(
     from .simulation import FORMAT_VERSION
 
     mode = "exhaustive" if exhaustive else "search"
+    language = _lang(lang)
     with user_errors():
         if exhaustive and max_faults is not None and max_faults > ex.MAX_EXHAUSTIVE_FAULTS:
             most = ex.MAX_EXHAUSTIVE_FAULTS
-            raise InputError(f"--max-faults {max_faults}: the exhaustive mode allows at most {most} "
-                             f"({ex.count_schedules(len(ex.universe()), most)} schedules)")
+            raise InputError("err.max_faults", n=max_faults, most=most,
+                             schedules=ex.count_schedules(len(ex.universe()), most))
         k = ex.DEFAULT_MAX_FAULTS[mode] if max_faults is None else max_faults
         bound = _max_time(max_time)
         base = ex.base_scenario(design, set_, seed, max_time=bound)
@@ -345,20 +333,22 @@ def explore(
         print_json({"version": FORMAT_VERSION, **result.to_dict(), "sets": list(set_), "command": command})
     else:
         console = _console()
-        for line in ex.header_lines(result, base, command) + ex.verdict_lines(result):
-            console.print(safe(line), markup=False, highlight=False)
+        from .i18n import text
+
+        from .views.terminal import print_prose
+
+        for line in ex.header_lines(result, base, command, language) + ex.verdict_lines(result, language):
+            print_prose(console, line)
         if cx is not None:
             from .views.terminal import print_run
 
             console.print()
-            print_run(console, cx.run, None, cx.saved)
+            print_run(console, cx.run, None, cx.saved, lang=language)
             if cx.saved:
-                console.print(safe(f"saved: {cx.saved} (its expectation records this counterexample: `idemsim "
-                                   f"run` holds when it reproduces it)"), markup=False)
-                console.print(safe(f"replay: {cx.replay_command()}"), markup=False)
+                console.print(safe(text("ex.saved", language, path=cx.saved)), markup=False)
+                console.print(safe(text("ex.replay", language, command=cx.replay_command())), markup=False)
             else:
-                console.print(f"not saved: add --save FILE to keep it as a scenario that `idemsim run FILE` "
-                              f"replays ({ex.default_path(design, seed)}, say)", markup=False)
+                console.print(text("ex.not_saved", language, path=ex.default_path(design, seed)), markup=False)
     raise typer.Exit(1 if result.counterexample is not None else 0)
 
 
@@ -399,6 +389,7 @@ def sweep(
     from .designs import DESIGNS
     from .scenario import load, variant as pick
 
+    language = _lang(lang)
     with user_errors():
         for d in design:
             _check_design(d)
@@ -408,8 +399,7 @@ def sweep(
         config = loaded.sweep
         axes = [sw.parse_vary(v) for v in vary] if vary else sw.axes_of(config.vary if config else {})
         if not axes:
-            raise InputError(f"{scenario}: nothing to vary; give --vary FIELD=V1,V2,… (the scenario has no "
-                             f"[sweep] grid)")
+            raise InputError("err.nothing_to_vary", scenario=scenario)
         designs = design or (list(config.designs) if config and config.designs else list(DESIGNS))
         spec = sw.Sweep(loaded, axes, designs, seeds or (config.seeds if config else 100), seed, list(set_),
                         variant)
@@ -424,11 +414,11 @@ def sweep(
         with sw.executor_for(workers, dask) as executor, _progress(quiet) as progress:
             result = sw.run(spec, executor, progress)
         if plot is not None:
-            sweep_plot.save(sweep_plot.figure(result, config, _lang(lang)), plot)
+            sweep_plot.save(sweep_plot.figure(result, config, language), plot)
     if format is SweepFormat.text:
         from .views.terminal import print_sweep
 
-        print_sweep(_console(), result, config)
+        print_sweep(_console(), result, config, language)
         text = None
     elif format is SweepFormat.json:
         text = json_text(result.to_json()) + "\n"
@@ -448,9 +438,9 @@ def _check_writable(path: str) -> None:
 
     target = Path(path)
     if not path.strip() or target.is_dir():
-        raise InputError(f"{path!r}: give a file name")
+        raise InputError("err.give_file_name", file=repr(path))
     if not (target.parent if str(target.parent) else Path(".")).is_dir():
-        raise InputError(f"{path}: no such directory {str(target.parent)!r}")
+        raise InputError("err.no_such_directory", file=path, directory=repr(str(target.parent)))
 
 
 def _write_atomically(path: str, text: str) -> None:
@@ -470,7 +460,7 @@ def _write_atomically(path: str, text: str) -> None:
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except OSError as error:
-        raise InputError(f"{path}: cannot write: {error.strerror}") from None
+        raise InputError("err.cannot_write", file=path, reason=error.strerror) from None
 
 
 @contextmanager
@@ -483,7 +473,9 @@ def _progress(quiet: bool):
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("sweeping", total=None)
+        from .i18n import text
+
+        task = bar.add_task(text("progress.sweeping", LANGUAGE["now"]), total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -497,24 +489,27 @@ def show(
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
     format: ShowFormat = typer.Option(ShowFormat.text, "--format",
                                       help="text: the explanation; mermaid: the article's own diagrams for it."),
+    lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Explain a scenario: what happens, what it teaches, the article's passage, its variants and expectations."""
     from .scenario import load, runs
 
+    from .i18n import text
+
+    language = _lang(lang)
     with user_errors():
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         stories = runs(loaded, set_)
     if format is ShowFormat.mermaid:
         if not loaded.diagrams:
-            print(one_line(f"the article draws no diagram for {loaded.name}; the simulated one: idemsim run "
-                           f"{loaded.name} --format mermaid"), file=sys.stderr)
+            print(one_line(text("show.no_diagram", language, name=loaded.name)), file=sys.stderr)
             return
         print("\n".join(safe(d.strip("\n"), keep="\n\t") + "\n" for d in loaded.diagrams), end="")
         return
     from .views.terminal import print_show
 
-    print_show(_console(), loaded, stories)
+    print_show(_console(), loaded, stories, language)
 
 
 @app.command()
@@ -536,6 +531,7 @@ def compare(
     from .compare import compare as run_comparison
     from .scenario import load
 
+    language = _lang(lang)
     with user_errors():
         if plot is not None:
             from .views import figure
@@ -546,13 +542,13 @@ def compare(
                                     designs or None)
         comparison.source = scenario
         if plot is not None:
-            figure.save(figure.comparison_figure(comparison.runs, _lang(lang)), plot)
+            figure.save(figure.comparison_figure(comparison.runs, language), plot)
     if format is Format.json:
         print_json(comparison.to_json())
     else:
         from .views.terminal import print_comparison
 
-        print_comparison(_console(), comparison)
+        print_comparison(_console(), comparison, language)
     raise typer.Exit(comparison.exit_code)
 
 
@@ -600,7 +596,7 @@ def main() -> None:
     A standard output that cannot encode a character replaces it instead of failing (text only: JSON escapes
     it, see `print_json`). A write error is reported at the end: a closed pipe quietly, exit 141 (128 +
     SIGPIPE, what a shell reports for a Unix tool that a closed pipe ended); any other one as one line,
-    ``error: cannot write to standard output: …``, exit 2."""
+    ``error: cannot write to standard output: …`` (in the command's language), exit 2."""
     if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
         sys.stdout.reconfigure(errors="replace")
     guarded = sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
@@ -614,7 +610,10 @@ def main() -> None:
         _discard_stdout()
         if guarded.error.errno == errno.EPIPE:
             sys.exit(141)
-        print(f"error: cannot write to standard output: {guarded.error.strerror}", file=sys.stderr)
+        from .commandline import error_line
+        from .errors import Message
+
+        print(error_line(Message("err.stdout", reason=guarded.error.strerror), LANGUAGE["now"]), file=sys.stderr)
         sys.exit(2)
     sys.exit(code)
 

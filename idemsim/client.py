@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import simpy
 from pydantic import Field, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
 
-from .fields import PG_INT, Attempts, InputModel, JsonObject, PositiveSeconds, Probability, Seconds
+from .errors import Message
+from .fields import PG_INT, Attempts, InputModel, JsonObject, PositiveSeconds, Probability, Seconds, invalid
 from .http import Request, Response, classify
 from .network import Network
 from .printable import shown
@@ -130,8 +130,7 @@ class Operation(InputModel):
     def _header_value(cls, key: str | None) -> str | None:
         """A key travels in an HTTP header, which cannot hold control characters (RFC 9110, 5.5)."""
         if key is not None and any(not ch.isprintable() for ch in key):
-            raise PydanticCustomError("header_value", "Input should be a key without control characters: it "
-                                                      "travels in an HTTP header")
+            raise invalid("header_value")
         return key
 
     @field_validator("body")
@@ -147,11 +146,9 @@ class Operation(InputModel):
         if isinstance(value, int) and not isinstance(value, bool) and PG_INT[0] <= value <= PG_INT[1]:
             return body
         request = f"{info.data['method']} {info.data['path']}"
-        problem = "has none" if value is None else f"got {shown(value)}"
-        raise PydanticCustomError("body_field", "Input should hold {name}, an integer from {low} to {high}, for "
-                                                "{request} ({problem})",
-                                  {"name": repr(name), "low": str(PG_INT[0]), "high": str(PG_INT[1]),
-                                   "request": request, "problem": problem})
+        problem = Message("pyd.body_none") if value is None else Message("pyd.body_got", value=shown(value))
+        raise invalid("body_field", name=repr(name), low=str(PG_INT[0]), high=str(PG_INT[1]), request=request,
+                      problem=problem)
 
 
 @dataclass(slots=True)

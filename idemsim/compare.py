@@ -104,40 +104,44 @@ def compare(scenario: Scenario, variant: str | None = None, seed: int | None = N
 
 
 SHOWS = {
-    "at-most-one-charge": "the double charge",
-    "at-most-one-capture": "the double capture",
-    "no-stuck-key": "a stuck key",
-    "client-view": "a misled client",
-    "replay-identical": "a different replay",
+    "at-most-one-charge": "meaning.double_charge",
+    "at-most-one-capture": "meaning.double_capture",
+    "no-stuck-key": "meaning.stuck_key",
+    "client-view": "meaning.misled_client",
+    "replay-identical": "meaning.different_replay",
 }
-"""What a run that breaks a property shows the reader, in a few words."""
+"""What a run that breaks a property shows the reader, in a few words (catalogue entries)."""
 
 
-def meaning(verdict: str, violations: list[dict[str, str]]) -> str:
+def meaning(verdict: str, violations: list[dict[str, str]], lang: str = "en") -> str:
     """What a row's verdict means for the reader: a broken design's green ``held`` is no good design.
 
     ``correct`` when no property is broken; ``reproduces …`` naming what the run shows when some are (whether
     or not the scenario expected it); ``proves nothing`` when its fault never happened; and a failed
     expectation says the run did not show what the scenario states."""
+    from .i18n import text
+
     if verdict == "vacuous":
-        return "proves nothing: its fault never happened"
+        return text("meaning.vacuous", lang)
     if verdict == "failed":
-        return "does not show what the scenario states"
+        return text("meaning.failed", lang)
     broken = [v["property"] for v in violations]
     shown: list[str] = []
     for v in violations:
         prop = v["property"]
         if prop == "ledger-agrees":
-            phrase = "an orphan capture" if "has no charge row" in v["message"] else "a charge never captured"
+            phrase = "meaning.orphan_capture" if "has no charge row" in v["message"] else "meaning.uncaptured_charge"
         elif prop == "exactly-one-on-success":
             if len(set(broken)) > 1:
                 continue  # what else broke says more
-            phrase = "a success without its charge"
+            phrase = "meaning.success_without"
         else:
             phrase = SHOWS[prop]
         if phrase not in shown:
             shown.append(phrase)
-    return "reproduces " + ", ".join(shown) if shown else "correct"
+    if not shown:
+        return text("meaning.correct", lang)
+    return text("meaning.reproduces", lang, what=("、" if lang == "ja" else ", ").join(text(p, lang) for p in shown))
 
 
 def _row(run, options: dict[str, Any]) -> dict[str, Any]:

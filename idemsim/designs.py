@@ -484,9 +484,9 @@ def register_design(name: str, handler: Callable, *, summary: str = "", keyed: b
     shipped design's name is refused; registering a name again replaces it.
     """
     if name in SHIPPED:
-        raise InputError(f"register_design({name!r}): a shipped design has that name")
+        raise InputError("err.design.shipped_name", name=repr(name))
     if not callable(handler):
-        raise InputError(f"register_design({name!r}): the handler must be a function, got {type(handler).__name__}")
+        raise InputError("err.design.not_function", name=repr(name), type=type(handler).__name__)
     design = Design(name, handler, summary or (handler.__doc__ or "").strip().split("\n")[0] or name, keyed,
                     tuple(points), completer, abandoned or (_older_than_the_lease if completer else None),
                     custom=True)
@@ -501,25 +501,27 @@ def resolve_design(name: str) -> str:
         return name
     path, sep, function = name.rpartition(":")
     if not sep or not path.endswith(".py") or not function:
-        raise InputError(f"unknown design {name!r}; valid designs: {', '.join(DESIGNS)} (or path/to/file.py:function)")
+        raise InputError("err.design.unknown", name=repr(name), designs=", ".join(DESIGNS))
     import importlib.util
     from pathlib import Path
 
     source = Path(path)
     if not source.is_file():
-        raise InputError(f"--design {name}: no such file {path!r}")
+        raise InputError("err.design.no_file", name=name, path=repr(path))
     module_name = f"idemsim_design_{abs(hash(str(source.resolve()))):x}"
     spec = importlib.util.spec_from_file_location(module_name, source)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
     except Exception as error:  # the user's file: report it, never a traceback from inside idemsim
-        raise InputError(f"--design {name}: importing {path} failed: {type(error).__name__}: {error}") from None
+        raise InputError("err.design.import", name=name, path=path, error_type=type(error).__name__,
+                         error=str(error)) from None
     handler = getattr(module, function, None)
     if handler is None or not callable(handler):
         names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
                        and getattr(v, "__module__", None) == module_name)
-        raise InputError(f"--design {name}: {path} has no function {function!r}; it has: {', '.join(names)}")
+        raise InputError("err.design.no_function", name=name, path=path, function=repr(function),
+                         names=", ".join(names))
     register_design(name, handler, summary=getattr(handler, "summary", ""), keyed=getattr(handler, "keyed", True),
                     points=tuple(getattr(handler, "points", SHIPPED_POINTS)),
                     completer=getattr(handler, "completer", None), abandoned=getattr(handler, "abandoned", None))

@@ -128,7 +128,7 @@ def judged_properties(names: list[str] | None) -> tuple[str, ...]:
 
     for name in names or ():
         if name not in PROPERTIES:
-            raise InputError(f"--property {name!r}: no such property; allowed: {', '.join(PROPERTIES)}")
+            raise InputError("err.property", name=repr(name), allowed=", ".join(PROPERTIES))
     return tuple(name for name in PROPERTIES if not names or name in names)
 
 
@@ -380,15 +380,15 @@ def check_save_path(path: str, force: bool = False) -> None:
     """Refuse, before any search, a ``--save`` path that is empty, a directory, in a directory that does not
     exist, or an existing file (unless ``force``)."""
     if not path.strip():
-        raise InputError("--save '': give a file name")
+        raise InputError("err.give_file_name", file="--save ''")
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
-        raise InputError(f"--save {path}: is a directory; give a file name")
+        raise InputError("err.is_directory", file=f"--save {path}")
     if target.exists() and not force:
-        raise InputError(f"--save {path}: the file exists; add --force to replace it")
+        raise InputError("err.save.exists", path=path)
     if not directory.is_dir():
-        raise InputError(f"--save {path}: no such directory {str(directory)!r}")
+        raise InputError("err.no_such_directory", file=f"--save {path}", directory=repr(str(directory)))
 
 
 def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
@@ -439,8 +439,7 @@ def _check_saveable(scenario: Scenario) -> None:
         reread = type(model).model_validate(again[section])
         for name in type(model).model_fields:
             if getattr(reread, name) != getattr(model, name):
-                raise InputError(f"--set {section}.{name}=none: a scenario file cannot express it (TOML has no "
-                                 f"null, and the default is {getattr(reread, name)!r}); set a value instead")
+                raise InputError("err.save.none", field=f"{section}.{name}", default=repr(getattr(reread, name)))
 
 
 def save(cx: Counterexample, path: str, command: str) -> str:
@@ -456,7 +455,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as e:
-        raise InputError(f"--save {path}: cannot write: {e.strerror}") from None
+        raise InputError("err.cannot_write", file=f"--save {path}", reason=e.strerror) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -466,7 +465,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
         os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"--save {path}: cannot write: {e.strerror}") from None
+        raise InputError("err.cannot_write", file=f"--save {path}", reason=e.strerror) from None
     replay = simulate(load(str(target), max_time=cx.run.scenario._max_time))
     if replay.trace.to_json() != cx.run.trace.to_json():
         raise RuntimeError(f"{target}: the saved counterexample does not replay the same run")
@@ -503,86 +502,92 @@ def command_line(design: str, sets: list[str], seed: int, *, exhaustive_mode: bo
 
 
 # -- the text view ----------------------------------------------------------------------------------------------
-def describe_configuration(scenario: Scenario) -> str:
+def describe_configuration(scenario: Scenario, lang: str = "en") -> str:
     """The documented defaults (plus ``--set``) in one paragraph: every derived parameter of the exploration."""
+    from .i18n import text as t
+
     c, a = scenario.client, scenario.api
-    key = {"none": "no key", "per-operation": "one key per operation",
-           "per-attempt": "a new key per attempt"}[c.key_strategy]
-    parts = [f"client: {key}, timeout {c.timeout:g} s, {c.max_attempts} attempts, backoff {c.backoff:g} s, "
-             f"jitter {c.jitter}, retry window {'none' if c.retry_window is None else f'{c.retry_window:g} s'}",
-             f"api: charge {a.charge_seconds:g} s, {a.isolation}, fingerprint check "
-             f"{'on' if a.fingerprint_check else 'off'}, retention "
-             f"{'forever' if a.ttl is None else f'{a.ttl:g} s'} (reaped every {a.reap_every:g} s)"]
+
+    def seconds(value: float | None, none: str = "ex.none") -> str:
+        return t(none, lang) if value is None else t("ex.seconds", lang, s=value)
+
+    parts = [t("ex.client", lang, key=t(f"ex.key.{c.key_strategy}", lang), timeout=c.timeout,
+               attempts=c.max_attempts, backoff=c.backoff, jitter=c.jitter, window=seconds(c.retry_window)),
+             t("ex.api", lang, charge=a.charge_seconds, isolation=a.isolation,
+               fingerprint=t("ex.on" if a.fingerprint_check else "ex.off", lang),
+               ttl=seconds(a.ttl, "ex.forever"), reap=a.reap_every)]
     if scenario.design == "committed-first":
-        parts[-1] += f", lease {'none (no recovery)' if a.lease is None else f'{a.lease:g} s'}"
+        parts[-1] += t("ex.lease", lang, lease=seconds(a.lease, "ex.no_recovery"))
     if scenario.design == "naive":
-        parts[-1] = f"api: charge {a.charge_seconds:g} s, no duplicate detection"
+        parts[-1] = t("ex.naive_api", lang, charge=a.charge_seconds)
     if scenario.design == "recovery-points":
         from .designs import completer_period, recovery_lease
 
         every = completer_period(a)
-        parts[-1] += (f", lease {recovery_lease(a):g} s, completer "
-                      f"{'off' if every is None else f'every {every:g} s'}; processor: the request's key")
+        parts[-1] += t("ex.recovery", lang, lease=recovery_lease(a),
+                       completer=t("ex.off", lang) if every is None else t("ex.every", lang, s=every))
     else:
-        parts[-1] += ("; processor: the request's key" if a.processor_key == "request-key"
-                      else "; processor: no key (every call captures)")
-    parts[-1] += f", timeout {a.processor_timeout:g} s"
-    return "; ".join(parts)
+        parts[-1] += t("ex.processor_key" if a.processor_key == "request-key" else "ex.processor_no_key", lang)
+    parts[-1] += t("ex.processor_timeout", lang, s=a.processor_timeout)
+    return ("。" if lang == "ja" else "; ").join(parts)
 
 
-def describe_network(scenario: Scenario) -> str:
+def describe_network(scenario: Scenario, lang: str = "en") -> str:
+    from .i18n import text as t
+
     def one(link) -> str:
         lat = link.latency
-        text = {"constant": f"{lat.seconds:g} s", "uniform": f"uniform {lat.low:g}-{lat.high:g} s",
-                "exponential": f"exponential, mean {lat.mean:g} s"}[lat.dist]
-        return text + (f", loss {link.loss:g}" if link.loss else "")
+        said = t(f"ex.latency.{lat.dist}", lang, s=lat.seconds, low=lat.low, high=lat.high, mean=lat.mean)
+        return said + (t("ex.loss", lang, loss=link.loss) if link.loss else "")
 
-    return f"network: request {one(scenario.network.request)}, response {one(scenario.network.response)}"
-
-
-def describe_universe() -> str:
-    slots = ", ".join(f"{t:g}" for t in UNIVERSE_DUPLICATE_SLOTS)
-    return (f"one logical operation, attempts 1-{UNIVERSE_ATTEMPTS}; the loss of the request, of the response "
-            f"and of the processor's answer of each attempt ({3 * UNIVERSE_ATTEMPTS}); a crash at each of {', '.join(CRASH_POINTS)} of each "
-            f"attempt, restarting after {UNIVERSE_RESTART:g} s ({len(CRASH_POINTS) * UNIVERSE_ATTEMPTS}); a "
-            f"concurrent duplicate starting at {slots} s ({len(UNIVERSE_DUPLICATE_SLOTS)})")
+    return t("ex.network", lang, request=one(scenario.network.request), response=one(scenario.network.response))
 
 
-def header_lines(result: Exploration, scenario: Scenario, command: str) -> list[str]:
+def describe_universe(lang: str = "en", points: tuple[str, ...] = CRASH_POINTS) -> str:
+    from .i18n import text as t
+
+    return t("ex.universe", lang, attempts=UNIVERSE_ATTEMPTS, losses=3 * UNIVERSE_ATTEMPTS, points=", ".join(points),
+             restart=UNIVERSE_RESTART, crashes=len(points) * UNIVERSE_ATTEMPTS,
+             slots=", ".join(f"{s:g}" for s in UNIVERSE_DUPLICATE_SLOTS), dups=len(UNIVERSE_DUPLICATE_SLOTS))
+
+
+def header_lines(result: Exploration, scenario: Scenario, command: str, lang: str = "en") -> list[str]:
     """What was explored and how: printed before the verdict."""
+    from .i18n import text as t
+
     if result.mode == "exhaustive":
-        what = (f"exhaustive: every schedule of at most {result.max_faults} faults from a universe of "
-                f"{len(result.universe)}")
+        what = t("ex.what.exhaustive", lang, k=result.max_faults, n=len(result.universe))
     else:
-        what = f"search: Hypothesis examples of at most {result.max_faults} faults each, timings varied"
-    lines = [f"idemsim explore {result.design} — {what}; seed {result.seed}",
-             f"configuration: {describe_configuration(scenario)}"]
+        what = t("ex.what.search", lang, k=result.max_faults)
+    lines = [t("ex.header", lang, design=result.design, what=what, seed=result.seed),
+             t("ex.configuration", lang, configuration=describe_configuration(scenario, lang))]
     if result.mode == "exhaustive":
-        lines.append(f"universe: {describe_universe()}")
-        lines.append(f"schedules: {result.schedules} in the universe, {result.examples} checked ({result.effective} "
-                     f"in which every fault happened; the others repeat a smaller schedule)")
+        points = tuple(dict.fromkeys(f.point for f in result.universe if f.kind == "crash"))
+        lines.append(t("ex.universe_line", lang, universe=describe_universe(lang, points)))
+        lines.append(t("ex.schedules", lang, n=result.schedules, checked=result.examples, effective=result.effective))
     else:
-        shrink = f", then {result.shrink_runs} runs shrinking the counterexample" if result.counterexample else ""
-        lines.append(f"examples: {result.examples} checked{shrink}")
-    lines.append(f"this exploration again: {command}")
+        shrink = t("ex.shrink", lang, n=result.shrink_runs) if result.counterexample else ""
+        lines.append(t("ex.examples", lang, n=result.examples, shrink=shrink))
+    lines.append(t("ex.again", lang, command=command))
     return lines
 
 
-def verdict_lines(result: Exploration) -> list[str]:
-    from .properties import PROPERTIES
+def verdict_lines(result: Exploration, lang: str = "en") -> list[str]:
+    from .i18n import text as t
+    from .properties import PROPERTIES, describe_violation
 
     cx = result.counterexample
     if cx is None:
         names = ", ".join(result.properties or PROPERTIES)
         if result.mode == "exhaustive":
-            every = "every property" if len(result.properties or PROPERTIES) == len(PROPERTIES) else "every judged property"
-            return [f"verdict: PROVED — {every} held for every schedule of the universe ({names})"]
-        return [f"verdict: no counterexample in {result.examples} examples ({names}); a search is not a proof: "
-                f"try another --seed, more --max-examples, or --exhaustive"]
+            every = "ex.every_property" if len(result.properties or PROPERTIES) == len(PROPERTIES) else "ex.every_judged"
+            return [t("ex.proved", lang, every=t(every, lang), names=names)]
+        return [t("ex.none_found", lang, n=result.examples, names=names)]
     n = len(cx.faults)
-    lines = [f"verdict: COUNTEREXAMPLE — {n} fault{'s' if n != 1 else ''}" + (":" if n else " (no fault at all)")]
-    lines += [f"  {i}. {f.describe()}" for i, f in enumerate(cx.faults, start=1)]
-    lines.append(f"its timings: {describe_configuration(cx.run.scenario)}; {describe_network(cx.run.scenario)}")
-    lines.append("violated:")
-    lines += [f"  {v}" for v in cx.violations]
+    lines = [t("ex.counterexample", lang, n=n, s="s" if n != 1 else "", colon=":" if n else t("ex.no_fault", lang))]
+    lines += [f"  {i}. {f.describe(lang)}" for i, f in enumerate(cx.faults, start=1)]
+    lines.append(t("ex.timings", lang, configuration=describe_configuration(cx.run.scenario, lang),
+                   network=describe_network(cx.run.scenario, lang)))
+    lines.append(t("ex.violated", lang))
+    lines += [f"  {describe_violation(v.to_dict(), lang)}" for v in cx.violations]
     return lines

@@ -20,7 +20,8 @@ from typing import Annotated, Literal, NamedTuple, Union
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from .fields import InputModel, Integer, PositiveSeconds, Seconds
+from .errors import Message
+from .fields import InputModel, Integer, PositiveSeconds, Seconds, invalid
 
 Ordinal = Annotated[Integer, Field(ge=1)]
 """An operation's or an attempt's number, counted from 1."""
@@ -29,6 +30,12 @@ Message = Literal["request", "response"]
 LosableMessage = Literal["request", "response", "processor_response"]
 CrashPoint = Literal["after_key", "after_processor", "after_charge", "before_response_stored", "before_commit"]
 CRASH_POINTS: tuple[str, ...] = CrashPoint.__args__  # type: ignore[attr-defined]
+
+
+def _say(message: str, lang: str, **fields) -> str:
+    from .i18n import text
+
+    return text(message, lang, **fields)
 
 
 class _Fault(InputModel):
@@ -43,10 +50,8 @@ class LoseMessage(_Fault):
     kind: Literal["lose"] = "lose"
     message: LosableMessage
 
-    def describe(self) -> str:
-        if self.message == "processor_response":
-            return f"lose the processor's answer to op {self.op} attempt {self.attempt}"
-        return f"lose the {self.message} of op {self.op} attempt {self.attempt}"
+    def describe(self, lang: str = "en") -> str:
+        return _say(f"fault.lose.{self.message}", lang, op=self.op, attempt=self.attempt)
 
 
 class DelayMessage(_Fault):
@@ -56,8 +61,8 @@ class DelayMessage(_Fault):
     message: Message
     seconds: PositiveSeconds
 
-    def describe(self) -> str:
-        return f"delay the {self.message} of op {self.op} attempt {self.attempt} by {self.seconds:g} s"
+    def describe(self, lang: str = "en") -> str:
+        return _say(f"fault.delay.{self.message}", lang, op=self.op, attempt=self.attempt, seconds=self.seconds)
 
 
 class Crash(_Fault):
@@ -75,14 +80,15 @@ class Crash(_Fault):
 
         known = set(CRASH_POINTS) | known_points()
         if point not in known:
-            raise ValueError(f"unknown crash point; allowed: {', '.join(CRASH_POINTS)}"
-                             + (f", or a registered design's: {', '.join(sorted(known - set(CRASH_POINTS)))}"
-                                if known - set(CRASH_POINTS) else ""))
+            registered = sorted(known - set(CRASH_POINTS))
+            raise invalid("crash_point", points=", ".join(CRASH_POINTS),
+                          registered=Message("pyd.crash_point_registered", points=", ".join(registered))
+                          if registered else "")
         return point
 
-    def describe(self) -> str:
-        return (f"crash the API at {self.point} of op {self.op} attempt {self.attempt}, "
-                f"restart after {self.restart_after:g} s")
+    def describe(self, lang: str = "en") -> str:
+        return _say("fault.crash", lang, point=self.point, op=self.op, attempt=self.attempt,
+                    seconds=self.restart_after)
 
 
 class ProcessorError(_Fault):
@@ -90,8 +96,8 @@ class ProcessorError(_Fault):
 
     kind: Literal["processor_error"] = "processor_error"
 
-    def describe(self) -> str:
-        return f"the payment processor fails op {self.op} attempt {self.attempt}"
+    def describe(self, lang: str = "en") -> str:
+        return _say("fault.processor_error", lang, op=self.op, attempt=self.attempt)
 
 
 class Duplicate(InputModel):
@@ -103,8 +109,8 @@ class Duplicate(InputModel):
     op: Ordinal = 1
     at: Seconds = 0.0
 
-    def describe(self) -> str:
-        return f"a duplicate of op {self.op} starts at {self.at:g} s"
+    def describe(self, lang: str = "en") -> str:
+        return _say("fault.duplicate", lang, op=self.op, at=self.at)
 
 
 class Outage(InputModel):
@@ -122,16 +128,15 @@ class Outage(InputModel):
     @model_validator(mode="after")
     def _ends_after_it_starts(self) -> "Outage":
         if self.until <= self.start:
-            raise ValueError(f"until ({self.until:g}) must be later than from ({self.start:g})")
+            raise invalid("outage_order", until=f"{self.until:g}", start=f"{self.start:g}")
         return self
 
     def covers(self, sent: float, arrives: float) -> bool:
         """Whether a message sent at ``sent`` and arriving at ``arrives`` meets the outage."""
         return sent < self.until and arrives >= self.start
 
-    def describe(self) -> str:
-        what = "every request is lost" if self.mode == "lost" else "a gateway answers 503"
-        return f"the API is unreachable from {self.start:g} s to {self.until:g} s ({what})"
+    def describe(self, lang: str = "en") -> str:
+        return _say(f"fault.outage.{self.mode}", lang, start=self.start, until=self.until)
 
 
 Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate, Outage],

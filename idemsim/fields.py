@@ -16,7 +16,9 @@ Guarantees:
 - an amount of money (`Amount`) is an integer within PostgreSQL's ``int`` column, every other integer within
   TOML's 64-bit range, an attempt count at most `MAX_ATTEMPTS`;
 - a value sent as JSON (`JsonObject`: a body, the items) holds only what JSON carries exactly, nested at most
-  `MAX_NESTING` deep.
+  `MAX_NESTING` deep;
+- every problem is said in the reader's language: the problems idemsim raises itself (`invalid`) take their
+  words from the catalogue (``pyd.<kind>``), and every problem pydantic reports is said as a `Problem`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from .errors import Message, choices
 from .printable import shown
 
 MAX_SIMULATED_SECONDS = 10_000_000.0
@@ -65,11 +68,67 @@ def max_time(info: ValidationInfo | None) -> float:
     return (context or {}).get("max_time", MAX_SIMULATED_SECONDS)
 
 
+def invalid(kind: str, **ctx: Any) -> PydanticCustomError:
+    """The validation problem ``kind`` that idemsim raises itself: its words are the catalogue's ``pyd.<kind>``
+    (pydantic fills them in English; `idemsim.scenario.describe_error` says them in the reader's language), its
+    fields ``ctx`` (text, or `Message` objects)."""
+    from .i18n import MESSAGES
+
+    return PydanticCustomError(kind, MESSAGES[f"pyd.{kind}"]["en"], ctx)
+
+
+class Problem:
+    """One problem pydantic found, said in the reader's language: in English as pydantic says it (its numbers
+    as it shows them), in Japanese from the catalogue's ``pyd.<type>``, its ``ctx`` filling the fields. A type
+    the catalogue lacks is said in pydantic's English."""
+
+    def __init__(self, err: dict) -> None:
+        self.type = err["type"]
+        self.english = err["msg"].removeprefix("Value error, ")
+        self.ctx = err.get("ctx") or {}
+
+    def said(self, lang: str = "en") -> str:
+        from .i18n import MESSAGES
+
+        if lang == "en" or f"pyd.{self.type}" not in MESSAGES:
+            return self.english
+        ctx = {name: _number(value) for name, value in self.ctx.items()}
+        if self.type == "literal_error" and isinstance(ctx.get("expected"), str):
+            ctx["expected"] = choices(ctx["expected"])
+        try:
+            return Message(f"pyd.{self.type}", **ctx).said(lang)
+        except (KeyError, IndexError, ValueError):
+            return self.english
+
+
+class Alternatives:
+    """The problems of a union's members, said together: "… or …" (English drops the "Input should be " that
+    begins every one after the first)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+
+    def said(self, lang: str = "en") -> str:
+        from .i18n import text
+
+        first, *others = self.problems
+        if lang == "en":
+            return text("err.pyd.or", lang).join(
+                [first.english] + [p.english.removeprefix("Input should be ") for p in others])
+        return text("err.pyd.or", lang).join(p.said(lang) for p in self.problems)
+
+
+def _number(value: Any) -> Any:
+    """A ``ctx`` value as pydantic shows it: a whole float without its ``.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return value
+
+
 def _within_bound(value: float, info: ValidationInfo) -> float:
     bound = max_time(info)
     if value > bound:
-        raise PydanticCustomError("time_bound", "Input should be at most {bound} s, the bound on a run's "
-                                                "simulated time (--max-time raises it)", {"bound": f"{bound:g}"})
+        raise invalid("time_bound", bound=f"{bound:g}")
     return value
 
 
@@ -89,7 +148,7 @@ Attempts = Annotated[int, Field(ge=1, le=MAX_ATTEMPTS)]
 
 
 # -- values sent as JSON, and whole documents -----------------------------------------------------------------
-def first_problem(value: Any, *, as_json: bool = False, max_depth: int = MAX_NESTING) -> tuple[tuple, str] | None:
+def first_problem(value: Any, *, as_json: bool = False, max_depth: int = MAX_NESTING) -> tuple[tuple, Message] | None:
     """The first problem in ``value`` in document order, as (path, what is wrong), or None.
 
     Always: nesting deeper than ``max_depth``, text or a name that is not valid Unicode (a lone surrogate, from
@@ -100,28 +159,28 @@ def first_problem(value: Any, *, as_json: bool = False, max_depth: int = MAX_NES
         item, path, depth = pending.pop()
         if isinstance(item, (dict, list, tuple)):
             if depth >= max_depth:
-                return path, f"nested more than {max_depth} levels deep; at most {max_depth} are allowed"
+                return path, Message("err.nested", n=max_depth)
             pairs = list(item.items()) if isinstance(item, dict) else list(enumerate(item))
             for name, child in reversed(pairs):
                 pending.append((child, path + (name,), depth + 1))
             for name, _ in pairs:
                 if isinstance(name, str) and not _unicode(name):
-                    return path, "a name that is not valid Unicode (bytes that are not UTF-8?)"
+                    return path, Message("err.name_not_unicode")
         elif isinstance(item, str):
             if not _unicode(item):
-                return path, "text that is not valid Unicode (bytes that are not UTF-8?)"
+                return path, Message("err.text_not_unicode")
         elif not as_json or item is None or isinstance(item, bool):
             continue
         elif isinstance(item, float):
             if not math.isfinite(item):
-                return path, f"{item!r} is not a finite number, and JSON has no NaN or infinity"
+                return path, Message("err.json_not_finite", value=repr(item))
         elif isinstance(item, int):
             if not INT64[0] <= item <= INT64[1]:
-                return path, "an integer outside the 64-bit range"
+                return path, Message("err.json_int64")
         elif isinstance(item, (datetime.date, datetime.time)):
-            return path, f"a TOML {type(item).__name__}, which JSON cannot carry; write it as a string"
+            return path, Message("err.json_toml_time", type=type(item).__name__)
         else:
-            return path, f"a {type(item).__name__}, which JSON cannot carry"
+            return path, Message("err.json_type", type=type(item).__name__)
     return None
 
 
@@ -142,8 +201,7 @@ def _json_object(value: dict[str, Any]) -> dict[str, Any]:
     problem = first_problem(value, as_json=True)
     if problem is not None:
         path, what = problem
-        where = f"at {shown(dotted(path))}: " if path else ""
-        raise PydanticCustomError("json_value", "{where}{what}", {"where": where, "what": what})
+        raise invalid("json_value", where=Message("pyd.json_at", path=shown(dotted(path))) if path else "", what=what)
     return value
 
 

@@ -15,10 +15,9 @@ from typing import Callable, Literal
 
 import simpy
 from pydantic import Field, model_validator
-from pydantic_core import PydanticCustomError
 
 from .faults import Fate, FaultPlan
-from .fields import InputModel, PositiveSeconds, Probability, Seconds
+from .fields import InputModel, PositiveSeconds, Probability, Seconds, invalid
 from .trace import Trace
 from .waits import later
 
@@ -40,9 +39,7 @@ class Latency(InputModel):
     @model_validator(mode="after")
     def _a_range(self) -> "Latency":
         if self.dist == "uniform" and self.low > self.high:
-            raise PydanticCustomError("uniform_range", "Input should have low <= high for a uniform latency "
-                                                       "(low {low}, high {high})",
-                                      {"low": f"{self.low:g}", "high": f"{self.high:g}"})
+            raise invalid("uniform_range", low=f"{self.low:g}", high=f"{self.high:g}")
         return self
 
     def draw(self, rng: random.Random) -> float:

@@ -40,16 +40,45 @@ from typing import Any, Callable, NamedTuple
 
 @dataclass(frozen=True)
 class Violation:
-    """One way a run broke a property."""
+    """One way a run broke a property: its message in English, and the catalogue entry (``key``, ``fields``)
+    it was written from, so that a view can say it in another language (`describe_violation`)."""
 
     property: str
     message: str
+    key: str = ""
+    fields: tuple = ()
 
     def __str__(self) -> str:
         return f"{self.property}: {self.message}"
 
-    def to_dict(self) -> dict[str, str]:
-        return {"property": self.property, "message": self.message}
+    def to_dict(self) -> dict[str, Any]:
+        return {"property": self.property, "message": self.message, "key": self.key, "fields": dict(self.fields)}
+
+
+def _violation(prop: str, message: str, /, **fields: Any) -> Violation:
+    """A violation whose message is catalogue entry ``message`` (`idemsim.i18n`) with ``fields``."""
+    from .i18n import text
+
+    return Violation(prop, text(message, "en", **_said(fields, "en")), message, tuple(fields.items()))
+
+
+def _said(fields: dict[str, Any], lang: str) -> dict[str, Any]:
+    """Fields ready for the catalogue: a list of charges or captures (``ids``) said in ``lang``."""
+    from .i18n import text
+
+    if isinstance(fields.get("ids"), list):
+        fields = dict(fields, ids=text("list.sep", lang).join(text("viol.by_at" if "t" in c else "viol.by", lang, **c)
+                                            for c in fields["ids"]))
+    return fields
+
+
+def describe_violation(v: dict[str, Any], lang: str = "en") -> str:
+    """A violation (as in a summary) in ``lang``: ``property: message``."""
+    from .i18n import text
+
+    if lang == "en" or not v.get("key"):
+        return f"{v['property']}: {v['message']}"
+    return f"{text('property.' + v['property'], lang)}: {text(v['key'], lang, **_said(v['fields'], lang))}"
 
 
 # -- reading the run --------------------------------------------------------------------------------------------
@@ -195,12 +224,16 @@ def charged_operations(run) -> set[int]:
     return set(_charged(run))
 
 
-def _ids(charges: list[_Charge]) -> str:
-    return ", ".join(f"ch_{c.id} by {c.request or c.handler}" for c in charges)
+def _ids(charges: list[_Charge]) -> list[dict[str, Any]]:
+    return [{"id": f"ch_{c.id}", "who": c.request or c.handler} for c in charges]
 
 
-def _capture_ids(caps: list[_Capture]) -> str:
-    return ", ".join(f"{c.id} by {c.request or c.caller} at {c.t:.3f} s" for c in caps)
+def _capture_ids(caps: list[_Capture]) -> list[dict[str, Any]]:
+    return [{"id": c.id, "who": c.request or c.caller, "t": c.t} for c in caps]
+
+
+def _who(r) -> dict[str, Any]:
+    return {"op": r.op, "logical": r.logical}
 
 
 def _in_report_order(run, grouped: dict[int, list]) -> list[tuple[int, list]]:
@@ -215,14 +248,13 @@ def _in_report_order(run, grouped: dict[int, list]) -> list[tuple[int, list]]:
 # -- the properties ---------------------------------------------------------------------------------------------
 def at_most_one_charge(run) -> list[Violation]:
     """No logical operation has more than one charge row."""
-    return [Violation("at-most-one-charge", f"operation {op} was charged {len(charges)} times ({_ids(charges)})")
+    return [_violation("at-most-one-charge", "viol.charged", op=op, n=len(charges), ids=_ids(charges))
             for op, charges in _in_report_order(run, _charged(run)) if len(charges) > 1]
 
 
 def at_most_one_capture(run) -> list[Violation]:
     """No logical operation has money captured more than once."""
-    return [Violation("at-most-one-capture", f"operation {op}'s card was captured {len(caps)} times "
-                                             f"({_capture_ids(caps)})")
+    return [_violation("at-most-one-capture", "viol.captured", op=op, n=len(caps), ids=_capture_ids(caps))
             for op, caps in _in_report_order(run, _captured(run)) if len(caps) > 1]
 
 
@@ -235,9 +267,8 @@ def exactly_one_on_success(run) -> list[Violation]:
     for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical not in not_charging}):
         rows, caps = len(charged.get(op, ())), len(captured.get(op, ()))
         if rows != 1 or caps != 1:
-            out.append(Violation("exactly-one-on-success", f"operation {op} ended ok but has {rows} charge "
-                                                           f"row{'s' if rows != 1 else ''} and {caps} "
-                                                           f"capture{'s' if caps != 1 else ''}"))
+            out.append(_violation("exactly-one-on-success", "viol.ok_counts", op=op, rows=rows, caps=caps,
+                                  s="s" if rows != 1 else "", s2="s" if caps != 1 else ""))
     return out
 
 
@@ -259,13 +290,11 @@ def ledger_agrees(run) -> list[Violation]:
         pairs = min(len(rows), len(caps))
         rows, caps = rows[pairs:], caps[pairs:]
         for c in caps:
-            out.append(Violation("ledger-agrees", f"capture {c.id} of operation {op} (by "
-                                                  f"{c.request or c.caller} at {c.t:.3f} s) has no charge "
-                                                  f"row: the customer paid and the API has no record"))
+            out.append(_violation("ledger-agrees", "viol.orphan_capture", id=c.id, op=op,
+                                  who=c.request or c.caller, t=c.t))
         for row in rows:
-            out.append(Violation("ledger-agrees", f"charge ch_{row.id} of operation {op} (by "
-                                                  f"{row.request or row.handler}) has no capture: the API "
-                                                  f"recorded money it never took"))
+            out.append(_violation("ledger-agrees", "viol.orphan_row", id=row.id, op=op,
+                                  who=row.request or row.handler))
     return out
 
 
@@ -277,15 +306,18 @@ def replay_identical(run) -> list[Violation]:
     for request, status, body in tally.replays:
         key, answer = tally.request_key.get(request), (status, body)
         if first.get(key) != answer:
-            stored = "none was stored" if key not in first else f"the first stored was {first[key][0]} {first[key][1]}"
-            out.append(Violation("replay-identical", f"{request} got a replayed {status} {body} "
-                                                     f"for key {key}; {stored}"))
+            from .i18n import text
+
+            stored = text("viol.none_stored", "en") if key not in first else \
+                text("viol.first_stored", "en", status=first[key][0], body=first[key][1])
+            out.append(_violation("replay-identical", "viol.replay", request=request, status=status, body=body,
+                                  key=key, stored=stored))
     return out
 
 
 def no_stuck_key(run) -> list[Violation]:
     """No key record is left ``in_progress`` once all work and recovery have ended."""
-    return [Violation("no-stuck-key", f"key {row['key']} is left in_progress")
+    return [_violation("no-stuck-key", "viol.stuck", key=row["key"])
             for row in run.tables["idempotency_keys"] if row["status"] == "in_progress"]
 
 
@@ -301,16 +333,18 @@ def client_view(run) -> list[Violation]:
         rows, caps = len(charged.get(r.logical, ())), len(captured.get(r.logical, ()))
         if (rows and caps) if r.outcome == "ok" else not (rows or caps):
             continue
-        who = f"operation {r.op}" + (f" (a copy of {r.logical})" if r.logical != r.op else "")
+        from .i18n import text
+
+        who = text("viol.who_copy", "en", op=r.op, logical=r.logical) if r.logical != r.op else \
+            text("viol.who", "en", op=r.op)
         if r.outcome == "ok" and rows == 0:
-            out.append(Violation("client-view", f"{who} ended ok ({r.status}) but no charge exists"))
+            out.append(_violation("client-view", "viol.ok_no_charge", who=who, status=r.status))
         elif r.outcome == "ok" and caps == 0:
-            out.append(Violation("client-view", f"{who} ended ok ({r.status}) but no money was captured"))
+            out.append(_violation("client-view", "viol.ok_no_money", who=who, status=r.status))
         if r.outcome == "fail" and rows > 0:
-            out.append(Violation("client-view", f"{who} ended fail ({r.status}) but was charged {rows} times"))
+            out.append(_violation("client-view", "viol.fail_charged", who=who, status=r.status, n=rows))
         elif r.outcome == "fail" and caps > 0:
-            out.append(Violation("client-view", f"{who} ended fail ({r.status}) but its card was captured "
-                                                f"{caps} times"))
+            out.append(_violation("client-view", "viol.fail_captured", who=who, status=r.status, n=caps))
     return out
 
 

@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, Message
 from .fields import MAX_NESTING, dotted, first_problem
 from .printable import shorten, shown
 
@@ -49,60 +49,74 @@ def file_kind(path: Path) -> str | None:
     except OSError as e:
         if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
             return None
-        raise InputError(f"{label(path)}: cannot read: {e.strerror}") from None
+        raise InputError("err.cannot_read", file=label(path), reason=e.strerror) from None
     return next((kind for test, kind in _KINDS if test(mode)), "a special file")
 
 
-def read_text(path: Path, what: str = "a scenario file") -> str:
+_KIND_MESSAGES = {"a file": "err.kind.file", "a directory": "err.kind.directory",
+                  "a FIFO (named pipe)": "err.kind.fifo", "a socket": "err.kind.socket",
+                  "a character device": "err.kind.chardev", "a block device": "err.kind.blockdev",
+                  "a special file": "err.kind.special"}
+
+
+def kind_said(kind: str) -> Message:
+    """What `file_kind` found, as words of the catalogue (said in the reader's language)."""
+    return Message(_KIND_MESSAGES[kind])
+
+
+SCENARIO_FILE = Message("err.what.scenario")
+"""What a scenario file is called in messages ("a scenario file")."""
+
+
+def read_text(path: Path, what: Message = SCENARIO_FILE) -> str:
     """The text of the regular file ``path``, decoded as UTF-8 (a byte order mark removed)."""
     kind = file_kind(path)
     if kind is None:
-        raise InputError(f"{label(path)}: no such file")
+        raise InputError("err.no_such_file", file=label(path))
     if kind != "a file":
-        raise InputError(f"{label(path)}: is {kind}, not {what}")
+        raise InputError("err.is_not", file=label(path), kind=kind_said(kind), what=what)
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise InputError(f"{label(path)}: cannot read: {e.strerror}") from None
+        raise InputError("err.cannot_read", file=label(path), reason=e.strerror) from None
     return decode(raw, label(path), what)
 
 
-def decode(raw: bytes, source: str, what: str = "a scenario file") -> str:
+def decode(raw: bytes, source: str | Message, what: Message = SCENARIO_FILE) -> str:
     """``raw`` as UTF-8 text, a byte order mark removed; UTF-16, UTF-32 and invalid UTF-8 are refused."""
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
-            raise InputError(f"{source}: is {encoding} (it starts with a {encoding} byte order mark); {what} "
-                             f"must be UTF-8")
+            raise InputError("err.bom", file=source, encoding=encoding, what=what)
     skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
     try:
         text = raw[skip:].decode("utf-8")
     except UnicodeDecodeError as e:
         offset = skip + e.start
-        raise InputError(f"{source}: not UTF-8 (byte 0x{raw[offset]:02x} at offset {offset}); {what} must be "
-                         f"UTF-8") from None
+        raise InputError("err.not_utf8", file=source, byte=raw[offset], offset=offset, what=what) from None
     if "\x00" in text:
-        raise InputError(f"{source}: contains NUL bytes (a binary file, or UTF-16 without a byte order mark?); "
-                         f"{what} must be UTF-8 text")
+        raise InputError("err.nul", file=source, what=what)
     return text
 
 
-def parse_toml(text: str, source: str) -> dict[str, Any]:
+def parse_toml(text: str, source: str | Message) -> dict[str, Any]:
     """The TOML document in ``text``, checked by `check_document`."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{source}: not valid TOML: {e}") from None
+        raise InputError("err.not_toml", file=source, reason=str(e)) from None
     except RecursionError:
-        raise InputError(f"{source}: nested too deeply to read; at most {MAX_NESTING} levels are allowed") from None
+        raise InputError("err.too_deep", file=source, n=MAX_NESTING) from None
     except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)
-        raise InputError(f"{source}: an integer has too many digits to read; integers are 64-bit") from None
+        raise InputError("err.too_many_digits", file=source) from None
     check_document(document, source)
     return document
 
 
-def check_document(document: Any, source: str) -> None:
+def check_document(document: Any, source: str | Message) -> None:
     """Refuse a document nested deeper than `MAX_NESTING` levels, or holding text that is not valid Unicode."""
     problem = first_problem(document)
     if problem is not None:
         path, what = problem
-        raise InputError(f"{source}: " + (f"field {shown(dotted(path))}: " if path else "") + what)
+        if path:
+            raise InputError("err.at_field", where=source, field=shown(dotted(path)), problem=what)
+        raise InputError("err.at", where=source, problem=what)

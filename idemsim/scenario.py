@@ -17,19 +17,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
 
 from .api import ApiConfig
 from .client import ClientConfig, Operation
-from .errors import InputError
+from .errors import InputError, Message
 from .faults import Fault
-from .fields import MAX_NESTING, Count, InputModel, Integer, JsonObject, PositiveSeconds, Seconds, dotted
+from .fields import (MAX_NESTING, Alternatives, Count, InputModel, Integer, JsonObject, PositiveSeconds, Problem,
+                     Seconds, dotted, invalid)
 from .http import Outcome
 from .network import Link
 from .paths import scenarios_dir
 from .printable import shown
 from .processor import ProcessorConfig
-from .readers import check_document, file_kind, label, parse_toml, read_text
+from .readers import check_document, file_kind, kind_said, label, parse_toml, read_text
 
 
 def _known_design(name: str) -> str:
@@ -37,7 +37,7 @@ def _known_design(name: str) -> str:
     from .designs import DESIGNS
 
     if name not in DESIGNS:
-        raise ValueError(f"unknown design; valid designs: {', '.join(DESIGNS)}")
+        raise invalid("unknown_design", designs=", ".join(DESIGNS))
     return name
 
 
@@ -102,9 +102,9 @@ class Arrivals(InputModel):
     @model_validator(mode="after")
     def _one_spacing(self) -> "Arrivals":
         if self.rate is not None and self.gap is not None:
-            raise ValueError("give rate or gap, not both")
+            raise invalid("rate_and_gap")
         if self.process in ("poisson", "uniform") and self.rate is None and self.gap is None:
-            raise ValueError(f"a {self.process} process needs rate or gap")
+            raise invalid("needs_spacing", process=self.process)
         return self
 
     def mean_gap(self) -> float:
@@ -128,11 +128,16 @@ class Arrivals(InputModel):
 
 class SweepMark(InputModel):
     """A vertical line on a sweep's figure at a value of the varied field (``{at = 40, label = "…"}``), or a
-    band from ``at`` to ``until``."""
+    band from ``at`` to ``until``; ``ja`` is the label in Japanese (``--lang ja``)."""
 
     at: float
     until: float | None = None
     label: str
+    ja: str | None = None
+
+    def text(self, lang: str) -> str:
+        """The label in ``lang`` (the English one when there is no Japanese)."""
+        return self.ja if lang == "ja" and self.ja else self.label
 
 
 class SweepConfig(InputModel):
@@ -189,7 +194,7 @@ class Scenario(InputModel):
     expect: dict[DesignName, Expectation] = Field(default_factory=dict)
     variants: dict[Name, dict[str, Any]] = Field(default_factory=dict)
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _source: str = PrivateAttr("")
+    _source: str | Message = PrivateAttr("")
     _max_time: float | None = PrivateAttr(None)
     """The bound on simulated time it was validated against (``--max-time``), or None for the default."""
 
@@ -219,7 +224,7 @@ class Scenario(InputModel):
     @model_validator(mode="after")
     def _some_operation(self) -> "Scenario":
         if not self.operations and self.arrivals is None:
-            raise ValueError("a scenario needs [[operations]] or [arrivals]")
+            raise invalid("no_operations")
         return self
 
     def operation_count(self) -> int:
@@ -240,11 +245,8 @@ class Scenario(InputModel):
         for i, fault in enumerate(self.faults):
             if fault.kind == "duplicate" and fault.op > self.operation_count():
                 n = self.operation_count()
-                raise PydanticCustomError(
-                    "duplicate_op", "Input should name an operation to duplicate, from 1 to {n} (got {op}: the "
-                                    "scenario has {operations})",
-                    {"at": f"faults.{i}.op", "n": str(n), "op": str(fault.op),
-                     "operations": f"{n} operation{'s' if n != 1 else ''}"})
+                raise invalid("duplicate_op", at=f"faults.{i}.op", n=str(n), op=str(fault.op),
+                              s="s" if n != 1 else "")
         return self
 
     def variant_names(self) -> list[str]:
@@ -271,26 +273,26 @@ def resolve(name_or_path: str) -> Path:
     """A built-in scenario's or sweep's name, or a path to a TOML file. Nothing is opened here: a directory, a
     FIFO or a device is named as what it is."""
     if not name_or_path:
-        raise InputError("'': give a scenario's name (see `idemsim list`) or a path to a .toml file")
+        raise InputError("err.empty_scenario")
     path = Path(name_or_path)
     kind = file_kind(path)
     if path.suffix == ".toml" or kind is not None:
         if kind is None:
-            raise InputError(f"{label(name_or_path)}: no such scenario file")
+            raise InputError("err.no_scenario_file", file=label(name_or_path))
         if kind != "a file":
-            raise InputError(f"{label(name_or_path)}: is {kind}, not a scenario file")
+            raise InputError("err.is_not", file=label(name_or_path), kind=kind_said(kind),
+                             what=Message("err.what.scenario"))
         return path
     if "/" not in name_or_path:
         for candidate in (builtin_dir() / f"{name_or_path}.toml", builtin_dir() / "sweeps" / f"{name_or_path}.toml"):
             if file_kind(candidate) == "a file":
                 return candidate
-    raise InputError(f"unknown scenario {shown(name_or_path)}; valid names: {', '.join(builtin_names())} "
-                     f"(or a path to a .toml file)")
+    raise InputError("err.unknown_scenario", name=shown(name_or_path), names=", ".join(builtin_names()))
 
 
-def read_raw(path: Path, source: str | None = None) -> dict[str, Any]:
+def read_raw(path: Path, source: str | Message | None = None) -> dict[str, Any]:
     """The TOML document in the scenario file ``path`` (`idemsim.readers`: UTF-8, nesting bounded)."""
-    return parse_toml(read_text(path, "a scenario file"), source or str(path))
+    return parse_toml(read_text(path), source or str(path))
 
 
 def parse_set(assignment: str) -> tuple[list[str], Any]:
@@ -298,20 +300,20 @@ def parse_set(assignment: str) -> tuple[list[str], Any]:
     field, sep, text = assignment.partition("=")
     where = f"--set {shown(assignment)}"
     if not sep or not field.strip():
-        raise InputError(f"{where}: expected section.field=value")
+        raise InputError("err.set.form", set=shown(assignment))
     path = [part.strip() for part in field.strip().split(".")]
     if not all(path):
-        raise InputError(f"{where}: a field name is empty; expected section.field=value, e.g. client.timeout=1")
+        raise InputError("err.set.empty_name", set=shown(assignment))
     if len(path) > MAX_NESTING:
-        raise InputError(f"{where}: nested more than {MAX_NESTING} levels deep; at most {MAX_NESTING} are allowed")
+        raise InputError("err.at", where=where, problem=Message("err.nested", n=MAX_NESTING))
     try:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         value = text
     except RecursionError:
-        raise InputError(f"{where}: nested too deeply to read; at most {MAX_NESTING} levels are allowed") from None
+        raise InputError("err.too_deep", file=where, n=MAX_NESTING) from None
     except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)
-        raise InputError(f"{where}: an integer has too many digits to read; integers are 64-bit") from None
+        raise InputError("err.too_many_digits", file=where) from None
     check_document(value, where)
     return path, value
 
@@ -329,15 +331,15 @@ def apply_sets(raw: dict[str, Any], sets: list[str], *, variants: bool = True) -
                 continue
             known = raw.get("variants") if isinstance(raw.get("variants"), dict) else {}
             if len(path) > 1 and path[1] not in known:
-                raise InputError(f"--set {shown(assignment)}: no variant {shown(path[1])}; variants: "
-                                 f"{', '.join(known) or 'none'}")
+                raise InputError("err.set.no_variant", set=shown(assignment), name=shown(path[1]),
+                                 variants=", ".join(known) or Message("err.none"))
         if value in ("none", "null") and _accepts_none(path):
             value = None
         node = raw
         for part in path[:-1]:
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise InputError(f"--set {shown(assignment)}: {shown(part)} is not a table")
+                raise InputError("err.set.not_table", set=shown(assignment), part=shown(part))
             node = child
         node[path[-1]] = value
     return raw
@@ -353,8 +355,8 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def validate(raw: dict[str, Any], source: str, *, max_time: float | None = None, sets: list[str] | None = None,
-             variant: str | None = None) -> Scenario:
+def validate(raw: dict[str, Any], source: str | Message, *, max_time: float | None = None,
+             sets: list[str] | None = None, variant: str | None = None) -> Scenario:
     """``raw`` as a `Scenario`, every time checked against ``max_time`` (default: the usual bound), or one
     `InputError` line naming ``source`` (and the ``--set`` among ``sets`` that gave the bad field, read as the
     variant ``variant`` sees it), the field, the value and what is allowed."""
@@ -363,8 +365,8 @@ def validate(raw: dict[str, Any], source: str, *, max_time: float | None = None,
         scenario = Scenario.model_validate(raw, context=None if max_time is None else {"max_time": max_time})
     except ValidationError as e:
         culprit = _culprit(e, sets or [], variant)
-        where = f"{source}, --set {shown(culprit)}" if culprit else source
-        raise InputError(f"{where}: {describe_error(e)}") from None
+        where = Message("err.where.set", source=source, set=shown(culprit)) if culprit else source
+        raise InputError("err.at", where=where, problem=describe_error(e)) from None
     scenario._raw, scenario._source, scenario._max_time = raw, source, max_time
     return scenario
 
@@ -374,32 +376,37 @@ _SAYS_ITS_VALUE = frozenset({"body_field", "uniform_range", "duplicate_op", "jso
 """Errors whose message already shows the value (or where the whole input would be noise)."""
 
 
-def describe_error(e: ValidationError) -> str:
+def describe_error(e: ValidationError) -> Message:
     """The first validation error as one line: the field as the user writes it, the problem and what is
     allowed, and the value given, cut to fit the line. The alternatives of a union are said together
-    (``Input should be greater than or equal to 0.001 or 'off'``)."""
+    (``Input should be greater than or equal to 0.001 or 'off'``). The problem is said in the reader's language
+    (`idemsim.fields.Problem`)."""
     errors = e.errors()
     err = errors[0]
     path, _ = _walk(err["loc"])
     extra = (err.get("ctx") or {}).get("at")
-    field = extra or dotted(tuple(path)) or "(the whole scenario)"
+    field = shown(extra or dotted(tuple(path))) if extra or path else Message("err.pyd.whole")
     if err["type"] == "extra_forbidden":
         parent, node = _walk(err["loc"][:-1])
         allowed = list(node.model_fields) if _is_model(node) else []
-        hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
-        return f"unknown field {shown(dotted((*parent, err['loc'][-1])))}{hint}"
+        unknown = shown(dotted((*parent, err["loc"][-1])))
+        if allowed:
+            return Message("err.pyd.unknown_field_allowed", field=unknown, allowed=", ".join(allowed))
+        return Message("err.pyd.unknown_field", field=unknown)
     if err["type"] == "missing":
-        return f"field {shown(field)} is required"
-    messages = [err["msg"].removeprefix("Value error, ")]
+        return Message("err.pyd.required", field=field)
+    problems = [Problem(err)]
+    said = [problems[0].english]
     for other in errors[1:]:
         if _walk(other["loc"])[0] == path and other["type"] not in ("extra_forbidden", "missing"):
-            said = other["msg"].removeprefix("Input should be ")
-            if said != other["msg"] and said not in messages:
-                messages.append(said)
-    message = " or ".join(messages)
+            alternative = other["msg"].removeprefix("Input should be ")
+            if alternative != other["msg"] and alternative not in said:
+                problems.append(Problem(other))
+                said.append(alternative)
+    problem = problems[0] if len(problems) == 1 else Alternatives(problems)
     if err["type"] in _SAYS_ITS_VALUE:
-        return f"field {shown(field)}: {message}"
-    return f"field {shown(field)}: {message} (got {shown(err.get('input'))})"
+        return Message("err.pyd.field", field=field, problem=problem)
+    return Message("err.pyd.field_got", field=field, problem=problem, value=shown(err.get("input")))
 
 
 def _culprit(e: ValidationError, sets: list[str], variant: str | None) -> str | None:
@@ -491,7 +498,7 @@ def load(name_or_path: str, sets: list[str] | None = None, *, max_time: float | 
     bound on a run's simulated time that every time is checked against (default: the usual bound)."""
     path = resolve(name_or_path)
     builtin = path.parent == builtin_dir() and name_or_path == path.stem
-    source = f"scenario {name_or_path!r}" if builtin else label(path)
+    source = Message("err.where.scenario", name=repr(name_or_path)) if builtin else label(path)
     raw = read_raw(path, source)
     raw.setdefault("name", path.stem)
     scenario = validate(apply_sets(raw, sets or []), source, max_time=max_time, sets=sets)
@@ -500,20 +507,21 @@ def load(name_or_path: str, sets: list[str] | None = None, *, max_time: float | 
     return scenario
 
 
-def variant(scenario: Scenario, name: str, sets: list[str] | None = None, *, source: str = "") -> Scenario:
+def variant(scenario: Scenario, name: str, sets: list[str] | None = None, *, source: str | Message = "") -> Scenario:
     """The scenario as variant ``name`` tells it."""
     if name not in scenario.variants:
-        raise InputError(f"scenario {shown(scenario.name)} has no variant {shown(name)}; variants: "
-                         f"{', '.join(scenario.variants) or 'none'}")
+        raise InputError("err.no_variant", name=shown(scenario.name), variant=shown(name),
+                         variants=", ".join(scenario.variants) or Message("err.none"))
     source = source or scenario._source or scenario.name
     base = {k: v for k, v in scenario._raw.items() if k != "variants"}
     over = scenario.variants[name]
     if "variants" in over:
-        raise InputError(f"{source}: field {shown(f'variants.{name}.variants')}: a variant cannot have variants")
+        raise InputError("err.at_field", where=source, field=shown(f"variants.{name}.variants"),
+                         problem=Message("err.variant_variants"))
     merged = apply_sets(deep_merge(base, over), sets or [], variants=False)
     merged["variant"] = name
-    return validate(merged, f"{source} (variant {shown(name)})", max_time=scenario._max_time, sets=sets,
-                    variant=name)
+    return validate(merged, Message("err.where.variant", source=source, name=shown(name)),
+                    max_time=scenario._max_time, sets=sets, variant=name)
 
 
 def runs(scenario: Scenario, sets: list[str] | None = None) -> list[Scenario]:

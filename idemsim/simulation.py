@@ -30,7 +30,7 @@ from .api import Api
 from .checks import summarize
 from .client import Client, OperationResult, TokenBucket, make_key
 from .db.engine import Database, DbEvent
-from .errors import InputError
+from .errors import InputError, Message
 from .faults import FaultPlan
 from .fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
 from .network import Network
@@ -130,7 +130,7 @@ class BoundedEnvironment(simpy.Environment):
     reported is the first event that would break a bound, before it is processed: the trace so far is
     untouched. An empty schedule is left to SimPy (it is a bug in idemsim, not input)."""
 
-    def __init__(self, max_time: float, max_events: int, describe: str) -> None:
+    def __init__(self, max_time: float, max_events: int, describe: "str | Message") -> None:
         super().__init__()
         self.max_time = max_time
         self.max_events = max_events
@@ -210,13 +210,10 @@ class BoundedEnvironment(simpy.Environment):
         return None
 
     def _past_time(self) -> None:
-        raise InputError(f"{self.describe}: the run did not end within {self.max_time:g} s of simulated "
-                         f"time, the bound on a run (--max-time raises it)")
+        raise InputError("err.run_time", where=self.describe, seconds=self.max_time)
 
     def _past_events(self) -> None:
-        raise InputError(f"{self.describe}: the run did not end within {self.max_events:,} simulation "
-                         f"events, the bound on a run (at {self.now:g} s of simulated time; a short "
-                         f"period of background work in a long run?)")
+        raise InputError("err.run_events", where=self.describe, events=self.max_events, now=self.now)
 
 
 def unique_constraint(scenario: Scenario, design: str) -> bool:
@@ -248,8 +245,9 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     seed = scenario.seed if seed is None else seed
     if max_time is None:
         max_time = scenario._max_time if scenario._max_time is not None else MAX_SIMULATED_SECONDS
-    source = scenario._source or f"scenario {scenario.name!r}"
-    env = BoundedEnvironment(max_time, MAX_EVENTS if max_events is None else max_events, f"{source}, design {design}")
+    source = scenario._source or Message("err.where.scenario", name=repr(scenario.name))
+    env = BoundedEnvironment(max_time, MAX_EVENTS if max_events is None else max_events,
+                             Message("err.where.design", source=source, design=design))
     tally = Tally()
     if stream is not None:
         recorder = Trace(observers=(tally.observe, stream), keep=False)
@@ -313,9 +311,10 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
         deadline = env.now + SETTLE_SECONDS
         while api.in_flight or network.in_flight or processor.in_flight:
             if env.peek() > deadline:
-                working = ", ".join(f"{name} (request {h.request.id})" for name, h in api.handlers.items())
-                raise InputError(f"design {design!r}: the run did not settle: {working or 'work'} still going "
-                                 f"{SETTLE_SECONDS:g} s after the clients ended (a handler that never answers?)")
+                working = [Message("err.run_handler", name=name, request=h.request.id)
+                           for name, h in api.handlers.items()]
+                raise InputError("err.run_settle", design=repr(design), working=working or Message("err.run_work"),
+                                 seconds=SETTLE_SECONDS)
             env.step()
 
     settle()

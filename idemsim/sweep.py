@@ -25,7 +25,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .errors import InputError
+from .errors import InputError, Message
+from .i18n import LANGS
 from .measures import FLAGS
 
 FORMAT_VERSION = 1
@@ -50,9 +51,9 @@ def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"a range needs numbers, got {text!r}") from None
+        raise InputError("err.range.number", text=repr(text)) from None
     if not math.isfinite(value):
-        raise InputError(f"a range needs finite numbers, got {text!r}")
+        raise InputError("err.range.finite", text=repr(text))
     return value
 
 
@@ -60,13 +61,13 @@ def _range(field: str, spec: str) -> tuple[str, ...]:
     """``START:STOP:STEP``, STOP included when a step lands on it."""
     parts = spec.split(":")
     if len(parts) != 3:
-        raise InputError(f"--vary {field}={spec}: a range is START:STOP:STEP")
+        raise InputError("err.vary.range", field=field, spec=spec)
     start, stop, step = (_number(p) for p in parts)
     if step <= 0 or stop < start:
-        raise InputError(f"--vary {field}={spec}: needs STEP > 0 and STOP >= START")
+        raise InputError("err.vary.step", field=field, spec=spec)
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
     if count > MAX_POINTS:
-        raise InputError(f"--vary {field}={spec}: {count} values; at most {MAX_POINTS} per field")
+        raise InputError("err.vary.count", field=field, spec=spec, count=count, most=MAX_POINTS)
     integral = all(float(p).is_integer() for p in (start, stop, step)) and "." not in spec
     return tuple(str(int(start + i * step)) if integral else repr(round(start + i * step, 10)) for i in range(count))
 
@@ -80,12 +81,12 @@ def parse_vary(text: str) -> Axis:
     name, sep, values = text.partition("=")
     name = name.strip()
     if not sep or not name or not values.strip():
-        raise InputError(f"--vary {text!r}: expected FIELD=V1,V2,… or FIELD=START:STOP:STEP")
+        raise InputError("err.vary.form", text=repr(text))
     if values.count(":") == 2 and "," not in values and not values.strip().startswith(("'", '"')):
         return Axis(name, _range(name, values.strip()))
     texts = tuple(v.strip() for v in values.split(","))
     if any(not t for t in texts):
-        raise InputError(f"--vary {text!r}: an empty value")
+        raise InputError("err.vary.empty", text=repr(text))
     return Axis(name, texts)
 
 
@@ -101,7 +102,7 @@ def toml_value(value: Any) -> str:
         return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    raise InputError(f"cannot vary over {value!r}")
+    raise InputError("err.vary.value", value=repr(value))
 
 
 def axes_of(vary: dict[str, Any]) -> list[Axis]:
@@ -161,9 +162,9 @@ def _with_sets(scenario, assignments: list[str]):
     from .scenario import apply_sets, validate
 
     raw = {k: v for k, v in scenario._raw.items()}
-    return validate(apply_sets(raw, assignments), f"{scenario._source or scenario.name} with "
-                                                  f"{' '.join('--set ' + a for a in assignments)}",
-                    max_time=scenario._max_time)
+    source = Message("err.where.with_sets", source=scenario._source or scenario.name,
+                     sets=" ".join("--set " + a for a in assignments))
+    return validate(apply_sets(raw, assignments), source, max_time=scenario._max_time)
 
 
 @dataclass
@@ -177,6 +178,8 @@ class SweepResult:
     designs: list[str]
     rows: list[dict[str, Any]]
     title: str = ""
+    titles: dict[str, str] = field(default_factory=dict)
+    """The scenario's title in every language (the figure's, under ``--lang``); JSON keeps the English one."""
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "scenario": self.scenario, "title": self.title, "seeds": self.seeds,
@@ -209,7 +212,7 @@ def run(spec: Sweep, executor: Executor | None = None,
                 progress(i + 1, total)
     rows = [aggregate(design, point, measures) for (point, design, _, _), measures in zip(tasks, results)]
     return SweepResult(spec.scenario.name, spec.seeds, spec.base_seed, spec.axes, spec.designs, rows,
-                       spec.scenario.title)
+                       spec.scenario.title, {lang: spec.scenario.text("title", lang) for lang in LANGS})
 
 
 def point_text(value: Any) -> str:
@@ -346,7 +349,7 @@ class executor_for:
             try:
                 from distributed import Client, LocalCluster
             except ImportError:
-                raise InputError("--dask needs Dask's distributed scheduler: pip install 'idemsim[dask]'") from None
+                raise InputError("err.dask.missing") from None
             if self.dask == "local":
                 cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
                                        host="127.0.0.1", dashboard_address=None)
@@ -356,7 +359,7 @@ class executor_for:
                 try:
                     client = Client(self.dask, timeout=self.connect_timeout)
                 except OSError as error:
-                    raise InputError(f"--dask {self.dask}: cannot reach the scheduler: {error}") from None
+                    raise InputError("err.dask.unreachable", address=self.dask, error=str(error)) from None
             self._close.insert(0, client.close)
             return client.get_executor()
         if self.workers <= 1:
@@ -391,7 +394,7 @@ def sweep(scenario: str, vary: list[str] | None = None, designs: list[str] | Non
     config = loaded.sweep
     axes = [parse_vary(v) for v in vary] if vary else axes_of(config.vary if config else {})
     if not axes:
-        raise InputError(f"{scenario}: nothing to vary; give vary=['FIELD=V1,V2'] (the scenario has no [sweep] grid)")
+        raise InputError("err.nothing_to_vary_api", scenario=scenario)
     names = [resolve_design(d) for d in designs] if designs else \
         (list(config.designs) if config and config.designs else list(DESIGNS))
     spec = Sweep(loaded, axes, names, seeds or (config.seeds if config else 100), seed, list(sets or []), variant)

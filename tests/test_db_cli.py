@@ -106,6 +106,22 @@ class TestCompare:
         assert "tables: ✗ charges: model [{'amount': 1000, 'key': 'k-8f3a'}] vs PostgreSQL []" in result.stdout
         assert result.stdout.rstrip().endswith("DISAGREE")
 
+    def test_names_that_look_like_rich_markup_are_shown_as_written(self, monkeypatch, tmp_path):
+        """A schedule whose file, sessions and key look like rich markup ([/x]) runs and compares as written."""
+        document = json.loads((Path(shipped()["article-wait-commit"])).read_text())
+        document["sessions"] = {"[/x]": document["sessions"]["s1"], "[bold]": document["sessions"]["s2"]}
+        for step in (s for steps in document["sessions"].values() for s in steps):
+            step.update({k: "[/k]" for k in ("key", "fingerprint") if k in step})
+        path = tmp_path / "[red]odd.json"
+        path.write_text(json.dumps(document))
+        model = run_on_model(load(str(path))).document
+        monkeypatch.setattr(postgres, "server_version", lambda dsn: "PostgreSQL 15.0 on test")
+        monkeypatch.setattr(postgres, "run_postgres", lambda s, dsn, scale: postgres.PostgresRun(model, {}, {}))
+        for args in (("run", str(path)), ("compare", str(path))):
+            result = invoke(*args)
+            assert result.exit_code == 0, result.output
+            assert "[/x]" in result.stdout and "[/k]" in result.stdout and "[red]odd.json" in result.stdout
+
     @pytest.mark.postgres
     def test_the_articles_wait_from_both_sides_as_a_real_process(self, postgres_dsn):
         """`python -m idemsim.db.cli compare article-wait-commit` shows the ≈4 s wait on both sides and agrees."""
@@ -117,6 +133,49 @@ class TestCompare:
         assert "0 rows (id 2 used)  1.000→5.000 (waited 4.000 s)" in s2
         assert "(waited 4.0" in s2.split("(waited 4.000 s)")[1]
         assert out.stdout.rstrip().endswith("agree")
+
+
+class TestJapanese:
+    def test_run_says_its_words_in_japanese_and_keeps_sql_and_numbers(self):
+        """`db run --lang ja`: the title, the time column, the wait and the results in Japanese; statements,
+        keys, ids and times as they are."""
+        result = invoke("run", "article-wait-commit", "--lang", "ja")
+        assert result.exit_code == 0
+        out = result.stdout
+        assert "article-wait-commit（モデル、倍率 1）" in out and "t (秒)" in out
+        assert "register_key k-8f3a fp1 ┬ s1 を待つ" in out
+        assert "└ 4.000 秒後 → 0 行（id 2 を消費）" in out
+        assert "idempotency_keys" in out and "waits" not in out
+
+    def test_list_heads_its_columns_in_japanese(self):
+        """`db list --lang ja` heads its table in Japanese; the schedules keep their names."""
+        result = invoke("list", "--lang", "ja")
+        assert result.exit_code == 0
+        assert "スケジュール" in result.stdout and "示すこと" in result.stdout
+        assert "article-wait-commit" in result.stdout
+
+    def test_a_disagreement_is_said_in_japanese(self, monkeypatch):
+        """Under IDEMSIM_LANG=ja, compare's columns, problems, tables line and verdict are Japanese."""
+        schedule = load("article-wait-commit")
+        document = run_on_model(schedule).document
+        document["sessions"]["s2"][0].update(rows=1, end=1.0)
+        document["tables"]["charges"] = []
+        monkeypatch.setattr(postgres, "server_version", lambda dsn: "PostgreSQL 15.0 on test")
+        monkeypatch.setattr(postgres, "run_postgres",
+                            lambda s, dsn, scale: postgres.PostgresRun(document, {}, {}))
+        result = CliRunner().invoke(app, ["compare", "article-wait-commit"], env={"COLUMNS": "200",
+                                                                                 "IDEMSIM_LANG": "ja"})
+        assert result.exit_code == 1
+        assert "article-wait-commit、倍率 1: モデルと PostgreSQL 15.0 の比較" in result.stdout
+        assert "✗ rows: モデル 0、PostgreSQL 1; end: モデル" in result.stdout
+        assert "テーブル: ✗ charges: モデル [{'amount': 1000, 'key': 'k-8f3a'}]、PostgreSQL []" in result.stdout
+        assert result.stdout.rstrip().endswith("不一致")
+
+    def test_a_bad_scale_is_one_japanese_line(self):
+        """A bad --scale is one line in Japanese, exit 2."""
+        result = invoke("run", "article-wait-commit", "--scale", "nan", "--lang", "ja")
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            2, "", "エラー: --scale nan: 0 より大きい有限の数でなければなりません\n")
 
 
 class TestDocs:

@@ -128,8 +128,8 @@ class TestShippedSchedulesAgree:
         if isinstance(outcome, BaseException):
             raise outcome
         comparison = compare(_schedules()[name], outcome.document, SCALE)
-        problems = [f"{v.session} step {v.index + 1}: {'; '.join(v.problems)}" for v in comparison.steps
-                    if v.problems] + ([comparison.tables_problem] if comparison.tables_problem else [])
+        problems = [f"{v.session} step {v.index + 1}: {'; '.join(map(str, v.problems))}" for v in comparison.steps
+                    if v.problems] + [str(problem) for problem in comparison.tables_problems]
         assert problems == []
 
     def test_the_ids_postgresql_returns_are_the_models(self, postgres_runs):

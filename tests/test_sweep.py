@@ -179,3 +179,23 @@ class TestTheCommand:
     def test_bad_input_is_one_line(self, cli, one_line, args, message):
         """A bad grid, design, scenario or file is one line, exit 2, before anything runs."""
         assert message in one_line(cli("sweep", *args, "--seeds", "1", "--workers", "1"))
+
+
+class TestInJapanese:
+    def test_the_figure_has_the_scenarios_japanese_title_and_the_marks_japanese_labels(self):
+        """Under lang="ja" the figure's title is the [ja] title and the retry-window mark reads in Japanese."""
+        from idemsim.views import sweep_plot
+
+        loaded = load("ttl")
+        result = sw.run(small("ttl", ["api.ttl=1,60"], ["same-tx"], 2))
+        fig = sweep_plot.figure(result, loaded.sweep, "ja")
+        texts = {t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))}
+        assert loaded.text("title", "ja") in texts and "クライアントが再試行を続ける期間" in texts
+        assert not any("retry window" in t for t in texts)
+
+    def test_the_table_speaks_japanese(self, cli):
+        """`idemsim sweep --lang ja` heads its table and its columns in Japanese."""
+        result = cli("sweep", "loss", "--vary", "network.response.loss=0,0.3", "--design", "naive", "--seeds", "2",
+                     "--workers", "1", "--quiet", "--lang", "ja")
+        assert result.exit_code == 0, result.output
+        assert "1 点につき 2 回の実行" in result.output and "二重課金の割合" in result.output

@@ -154,8 +154,9 @@ class TestJsonStream:
 
 
 class TestLongTimelines:
-    @pytest.mark.parametrize("width, color", [(60, None), (100, "standard"), (160, "truecolor")])
-    def test_row_by_row_is_richs_table(self, width, color):
+    @pytest.mark.parametrize("width, color, lang", [(60, None, "en"), (100, "standard", "en"),
+                                                   (160, "truecolor", "en"), (60, None, "ja"), (90, "256", "ja")])
+    def test_row_by_row_is_richs_table(self, width, color, lang):
         """The timeline written row by row (as a long one is) is the rich table, character for character, at
         any width, with or without colour, wrapped descriptions included."""
         import io
@@ -172,7 +173,8 @@ class TestLongTimelines:
 
         for story in STORIES + [load("herd", ["arrivals.count=40"])]:
             run = simulate(story)
-            assert printed(lambda c: print_timeline(c, run, long=0)) == printed(lambda c: c.print(timeline_table(run)))
+            assert printed(lambda c: print_timeline(c, run, lang, long=0)) == printed(
+                lambda c: c.print(timeline_table(run, lang)))
 
 
 class TestCollector:

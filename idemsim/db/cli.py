@@ -5,6 +5,9 @@ Importing this module is cheap: every command imports what it needs when it runs
 
 Exit codes: 0 — done, and for `compare` every step agreed; 1 — `compare` found a step or table that disagrees;
 2 — bad input (a schedule, an option, an unreachable PostgreSQL): one line `error: …` on stderr.
+
+Every command takes `--lang` (or `IDEMSIM_LANG`): headings, results, verdicts and error lines in English or
+Japanese (`idemsim.i18n`); SQL, identifiers and numbers stay as they are.
 """
 
 from __future__ import annotations
@@ -12,14 +15,17 @@ from __future__ import annotations
 import json
 import time
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
+from idemsim.commandline import LANG_OPTION, Lang, OneLineUsage, choose_language, user_errors
 from idemsim.errors import InputError
+from idemsim.i18n import text
 
 app = typer.Typer(
+    cls=OneLineUsage,
     name="db",
     help="DB schedules: run them on idemsim's PostgreSQL model or on a real PostgreSQL, and compare the two. "
          "Exit codes: 0 ok, 1 a comparison disagrees, 2 bad input or PostgreSQL unreachable.",
@@ -36,26 +42,22 @@ class Format(str, Enum):
     json = "json"
 
 
-def _fail(error: InputError) -> typer.Exit:
-    typer.echo(f"error: {error}", err=True)
-    return typer.Exit(2)
-
-
 @app.command("list")
-def list_schedules() -> None:
+def list_schedules(lang: Optional[Lang] = LANG_OPTION) -> None:
     """List the shipped schedules (scenarios/db/) with a one-line description each."""
     from idemsim.db import schedule as schedules
     from rich import box
     from rich.table import Table
 
+    language = choose_language(lang)
     table = Table(box=box.SIMPLE_HEAD, show_header=True)
-    table.add_column("schedule", style="bold", no_wrap=True)
-    table.add_column("what it shows")
+    table.add_column(text("db.list.schedule", language), style="bold", no_wrap=True)
+    table.add_column(text("db.list.shows", language))
     for name, path in schedules.shipped().items():
         try:
             description = schedules.load(path).description or ""
         except InputError as error:
-            description = f"(invalid: {error})"
+            description = text("db.list.invalid", language, error=error.said(language))
         table.add_row(name, description)
     Console().print(table)
 
@@ -69,30 +71,30 @@ def run(
     postgres: Annotated[bool, typer.Option("--postgres", help="Run on a real PostgreSQL (see --dsn) instead of "
                                                               "the model.")] = False,
     dsn: Annotated[str | None, typer.Option("--dsn", help=DSN_HELP)] = None,
+    lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Run a schedule on the model (default) or, with --postgres, on a real PostgreSQL."""
     from idemsim.db import schedule as schedules
 
-    try:
+    language = choose_language(lang)
+    with user_errors():
         loaded = schedules.load(schedule)
         if postgres:
             from idemsim.db.postgres import run_postgres
 
             outcome = run_postgres(loaded, dsn, scale)
             document, notes, ids = outcome.document, outcome.notes, outcome.ids
-            title = f"{schedule} on PostgreSQL (scale {scale:g})"
+            title = text("db.title.postgres", language, schedule=schedule, scale=scale)
         else:
             model_run = schedules.run_on_model(loaded, scale)
             document, notes, ids = model_run.document, model_run.notes(), model_run.ids
-            title = f"{schedule} on the model (scale {scale:g})"
-    except InputError as error:
-        raise _fail(error) from None
+            title = text("db.title.model", language, schedule=schedule, scale=scale)
     if format is Format.json:
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     from idemsim.db.render import print_run
 
-    print_run(Console(), schedules.scaled(loaded, scale), document, notes, ids, title)
+    print_run(Console(), schedules.scaled(loaded, scale), document, notes, ids, title, language)
 
 
 @app.command("compare")
@@ -100,6 +102,7 @@ def compare(
     schedule: Annotated[str, typer.Argument(help="A schedule file, or the name of a shipped one (idemsim db list).")],
     dsn: Annotated[str | None, typer.Option("--postgres", "--dsn", metavar="DSN", help=DSN_HELP)] = None,
     scale: Annotated[float, typer.Option("--scale", metavar="F", help=SCALE_HELP)] = 1.0,
+    lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
     """Run a schedule on the model and on PostgreSQL and show, per step, both results and whether they agree.
 
@@ -112,8 +115,11 @@ def compare(
     from idemsim.db.postgres import default_dsn, run_postgres, server_version
     from idemsim.db.render import print_comparison
 
+    from rich.text import Text
+
+    language = choose_language(lang)
     console = Console()
-    try:
+    with user_errors():
         loaded = schedules.load(schedule)
         schedules.scaled(loaded, scale)  # a bad --scale is bad input, whether or not PostgreSQL answers
         dsn = dsn or default_dsn()
@@ -121,22 +127,20 @@ def compare(
         started = time.monotonic()
         outcome = run_postgres(loaded, dsn, scale)
         wall = time.monotonic() - started
-    except InputError as error:
-        raise _fail(error) from None
     comparison = judge(loaded, outcome.document, scale)
-    console.print(f"[bold]{schedule}[/bold], scale {scale:g}: model vs {version.split(' on ')[0]} "
-                  f"({wall:.1f} s on PostgreSQL; model run under {comparison.model_runs} wake order(s))",
-                  highlight=False)
-    print_comparison(console, schedules.scaled(loaded, scale), comparison)
+    console.print(Text(schedule, style="bold") + Text(text("db.cmp.header", language, scale=scale,
+                                                           version=version.split(" on ")[0], wall=wall,
+                                                           runs=comparison.model_runs)))
+    print_comparison(console, schedules.scaled(loaded, scale), comparison, language)
     racy = racy_instants(comparison.model)
     if racy:
-        console.print(f"[yellow]note:[/yellow] at {', '.join(f'{t:g} s' for t in racy)} several sessions resume from "
-                      "a wait and go straight on; PostgreSQL runs their next statements in an order nobody can know, "
-                      "so a difference there may be a race.", highlight=False)
+        times = ", ".join(text("db.seconds", language, seconds=t) for t in racy)
+        console.print(Text(text("db.cmp.note", language), style="yellow")
+                      + Text(text("db.cmp.racy", language, times=times)))
     if comparison.agrees:
-        console.print("[green]agree[/green]")
+        console.print(Text(text("db.cmp.agree", language), style="green"))
         return
-    console.print("[red]DISAGREE[/red]")
+    console.print(Text(text("db.cmp.disagree", language), style="red"))
     raise typer.Exit(1)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from idemsim.db.mvcc import ABORTED, LockWait
 from idemsim.db.schedule import ModelRun, Schedule, run_on_model
+from idemsim.errors import Message
 
 ABSOLUTE_TOLERANCE = 0.1
 RELATIVE_TOLERANCE = 0.05
@@ -40,8 +41,8 @@ class StepVerdict:
     """0-based position in the session."""
     model: dict | None
     postgres: dict | None
-    problems: list[str] = field(default_factory=list)
-    """Why they disagree; empty when they agree."""
+    problems: list[Message] = field(default_factory=list)
+    """Why they disagree, in words of the catalogue (`idemsim.errors.Message`); empty when they agree."""
 
     @property
     def agrees(self) -> bool:
@@ -53,7 +54,8 @@ class Comparison:
     """A PostgreSQL result against the model run that agrees best with it."""
 
     steps: list[StepVerdict]
-    tables_problem: str | None
+    tables_problems: list[Message]
+    """The tables that differ, each in words of the catalogue; empty when the tables are equal."""
     model: ModelRun
     postgres: dict
     model_runs: int
@@ -61,11 +63,11 @@ class Comparison:
 
     @property
     def agrees(self) -> bool:
-        return self.tables_problem is None and all(step.agrees for step in self.steps)
+        return not self.tables_problems and all(step.agrees for step in self.steps)
 
 
-def compare_documents(model: dict, postgres: dict) -> tuple[list[StepVerdict], str | None]:
-    """Per-step verdicts and a table problem (None when equal), by the spec's rule."""
+def compare_documents(model: dict, postgres: dict) -> tuple[list[StepVerdict], list[Message]]:
+    """Per-step verdicts and the tables that differ, by the spec's rule."""
     verdicts: list[StepVerdict] = []
     for session in postgres["sessions"].keys() | model["sessions"].keys():
         ours, theirs = model["sessions"].get(session, []), postgres["sessions"].get(session, [])
@@ -75,19 +77,20 @@ def compare_documents(model: dict, postgres: dict) -> tuple[list[StepVerdict], s
             verdicts.append(StepVerdict(session, index, m, p, _step_problems(m, p)))
     verdicts.sort(key=lambda v: (list(postgres["sessions"]).index(v.session)
                                  if v.session in postgres["sessions"] else 999, v.index))
-    differ = [f"{table}: model {model['tables'][table]} vs PostgreSQL {postgres['tables'][table]}"
+    differ = [Message("db.cmp.differ", name=table, model=str(model["tables"].get(table)),
+                      postgres=str(postgres["tables"][table]))
               for table in postgres["tables"] if model["tables"].get(table) != postgres["tables"][table]]
-    return verdicts, "; ".join(differ) or None
+    return verdicts, differ
 
 
-def _step_problems(m: dict | None, p: dict | None) -> list[str]:
+def _step_problems(m: dict | None, p: dict | None) -> list[Message]:
     if m is None or p is None:
-        return ["step missing on the " + ("model" if m is None else "PostgreSQL") + " side"]
-    problems = [f"{name}: model {m[name]!r} vs PostgreSQL {p[name]!r}"
+        return [Message("db.cmp.missing_model" if m is None else "db.cmp.missing_postgres")]
+    problems = [Message("db.cmp.differ", name=name, model=repr(m[name]), postgres=repr(p[name]))
                 for name in ("op", "rows", "row", "error") if m[name] != p[name]]
     allowed = tolerance(p["end"] - p["start"])
     if abs(m["end"] - p["end"]) > allowed:
-        problems.append(f"end: model {m['end']:.3f} s vs PostgreSQL {p['end']:.3f} s (allowed ±{allowed:.3f} s)")
+        problems.append(Message("db.cmp.end", model=m["end"], postgres=p["end"], allowed=allowed))
     return problems
 
 
@@ -163,8 +166,8 @@ def compare(schedule: Schedule, postgres: dict, scale: float = 1.0) -> Compariso
     count = 0
     for run in model_runs(schedule, scale):
         count += 1
-        steps, tables_problem = compare_documents(run.document, postgres)
-        candidate = Comparison(steps, tables_problem, run, postgres, count)
+        steps, tables_problems = compare_documents(run.document, postgres)
+        candidate = Comparison(steps, tables_problems, run, postgres, count)
         if candidate.agrees:
             best = candidate
             break

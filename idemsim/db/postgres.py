@@ -18,7 +18,7 @@ from typing import Any
 
 from idemsim.db.schedule import Schedule, Sleep, StepNote, entry, scaled, statement_fields
 from idemsim.db.sql import sql_for
-from idemsim.errors import InputError
+from idemsim.errors import InputError, Message
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 SESSION_OPTIONS = "-c deadlock_timeout=1s -c lock_timeout=0 -c statement_timeout=0 " \
@@ -41,7 +41,7 @@ def _psycopg():
     try:
         import psycopg
     except ImportError:
-        raise PostgresUnavailable("psycopg is not installed; install the extra: pip install 'idemsim[pg]'") from None
+        raise PostgresUnavailable("err.pg.no_psycopg") from None
     return psycopg
 
 
@@ -51,8 +51,8 @@ def connect(dsn: str, **kwargs: Any):
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=5, **kwargs)
     except psycopg.Error as error:
-        reason = " ".join(str(error).split()) or "no reason given"
-        raise PostgresUnavailable(f"cannot connect to PostgreSQL at {dsn}: {reason}") from None
+        reason = " ".join(str(error).split()) or Message("err.pg.no_reason")
+        raise PostgresUnavailable("err.pg.connect", dsn=dsn, reason=reason) from None
 
 
 def server_version(dsn: str) -> str:
@@ -187,8 +187,7 @@ def run_postgres(schedule: Schedule, dsn: str | None = None, scale: float = 1.0)
         if any(thread.is_alive() for thread in threads):
             for conn in conns.values():
                 conn.cancel()
-            raise InputError(f"the schedule did not finish on PostgreSQL within {SPARE_SECONDS:g} s of its "
-                             "planned end (a statement waits for a session that never ends its transaction?)")
+            raise InputError("err.pg.stuck", seconds=SPARE_SECONDS)
         if failures:
             raise failures[0]
         tables, ids = _tables(admin, schema)

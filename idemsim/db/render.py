@@ -16,6 +16,8 @@ from rich.text import Text
 
 from idemsim.db.compare import Comparison
 from idemsim.db.schedule import Schedule, StepNote, statement_fields
+from idemsim.i18n import text
+from idemsim.views.prose import ProseText
 
 SQLSTATE_NAMES = {
     "23505": "unique_violation",
@@ -46,14 +48,14 @@ def _short(value: object, width: int = 28) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def describe_step(op: str, fields: dict) -> str:
+def describe_step(op: str, fields: dict, lang: str = "en") -> str:
     """A short human form of a step: `register_key k-8f3a fp1`, `sleep 5 s`."""
     if op in ("sleep", "lock_timeout"):
-        return f"{op} {fields['seconds']:g} s"
+        return f"{op} {text('db.seconds', lang, seconds=fields['seconds'])}"
     if op == "begin":
         return f"begin {fields.get('isolation', 'read committed')}"
     if op == "claim_key":
-        return f"claim_key {_short(fields['key'])} lease {fields['lease']:g} s"
+        return f"claim_key {_short(fields['key'])} lease {text('db.seconds', lang, seconds=fields['lease'])}"
     if op == "set_point":
         return f"set_point {_short(fields['key'])} {_short(fields['point'])}" + (" release" if fields.get("release")
                                                                                 else "")
@@ -61,44 +63,47 @@ def describe_step(op: str, fields: dict) -> str:
     return " ".join([op, *shown])
 
 
-def describe_result(entry: dict, note: StepNote | None) -> str:
+def _rows(n: int, lang: str) -> str:
+    return text("db.row", lang) if n == 1 else text("db.rows", lang, n=n)
+
+
+def describe_result(entry: dict, note: StepNote | None, lang: str = "en") -> str:
     """A short human form of a step's result: `1 row, id 3`, `✗ 23505 unique_violation`."""
     op, error = entry["op"], entry["error"]
     if error is not None:
-        text = f"✗ {error} {SQLSTATE_NAMES.get(error, '')}".rstrip()
+        result = f"✗ {error} {SQLSTATE_NAMES.get(error, '')}".rstrip()
         if note and note.id is not None:
-            text += f" (id {note.id} used)"
-        return text
+            result += text("db.id_used", lang, id=note.id)
+        return result
     if entry["row"] is not None and op == "count_charges":
-        return f"count {entry['row']['count']}"
+        return text("db.count", lang, n=entry["row"]["count"])
     if op == "select_key":
         row = entry["row"]
         if row is None:
-            return "0 rows"
-        return f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}: {row['status']} {row['fingerprint']} " \
-               f"{_short(row['response'], 24)}"
+            return _rows(0, lang)
+        return f"{_rows(entry['rows'], lang)}: {row['status']} {row['fingerprint']} {_short(row['response'], 24)}"
     if op in ("lock_key", "claim_key") and entry["row"] is not None:
-        return f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}: " + " ".join(
-            _short(value, 24) for value in entry["row"].values())
+        return f"{_rows(entry['rows'], lang)}: " + " ".join(_short(value, 24) for value in entry["row"].values())
     if entry["rows"] is not None:
-        text = f"{entry['rows']} row{'s' if entry['rows'] != 1 else ''}"
+        result = _rows(entry["rows"], lang)
         if note and note.id is not None:
-            text += f", id {note.id}" if entry["rows"] else f" (id {note.id} used)"
-        return text
-    return "ok"
+            result += text("db.id" if entry["rows"] else "db.id_used", lang, id=note.id)
+        return result
+    return text("db.ok", lang)
 
 
 def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | None]] | None = None,
-          title: str | None = None) -> Table:
+          title: str | None = None, lang: str = "en") -> Table:
     """The lanes of a run: one column per session, one row per moment a step starts or ends."""
     sessions = document["sessions"]
     moments = sorted({round(e["start"], 3) for entries in sessions.values() for e in entries}
                      | {round(e["end"], 3) for entries in sessions.values() for e in entries
                         if e["end"] - e["start"] > WAIT_SHOWN})
-    table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=False, title_justify="left")
-    table.add_column("t (s)", justify="right", style="dim")
+    table = Table(title=Text(title) if title is not None else None, box=box.SIMPLE_HEAD, show_lines=False,
+                  title_justify="left")
+    table.add_column(text("db.time", lang), justify="right", style="dim")
     for name in sessions:
-        table.add_column(name.translate(_CONTROL), overflow="fold")
+        table.add_column(Text(name.translate(_CONTROL)), overflow="fold")
     for moment in moments:
         cells = []
         for name, entries in sessions.items():
@@ -107,40 +112,45 @@ def lanes(schedule: Schedule, document: dict, notes: dict[str, list[StepNote | N
             for index, entry in enumerate(entries):
                 start, end = round(entry["start"], 3), round(entry["end"], 3)
                 note = notes[name][index] if notes and index < len(notes[name]) else None
-                lines += _cell_lines(steps[index].op, statement_fields(steps[index]), entry, note, start, end, moment)
-            cells.append(Text("\n").join(lines) if lines else Text(""))
+                lines += _cell_lines(steps[index].op, statement_fields(steps[index]), entry, note, start, end, moment,
+                                     lang)
+            joined = Text("\n").join(lines)
+            cells.append(ProseText(joined.plain, spans=joined.spans))  # Japanese wraps between characters
         table.add_row(f"{moment:.3f}", *cells)
     return table
 
 
 def _cell_lines(op: str, fields: dict, entry: dict, note: StepNote | None, start: float, end: float,
-                moment: float) -> list[Text]:
+                moment: float, lang: str = "en") -> list[Text]:
     waited = entry["end"] - entry["start"]
     long = waited > WAIT_SHOWN
-    what = describe_step(op, fields)
+    what = describe_step(op, fields, lang)
     style = "red" if entry["error"] else None
     if not (start <= moment <= end):
         return []
     if not long:
         if moment != start:
             return []
-        return [Text(what) + Text(" → ") + Text(describe_result(entry, note), style=style or "green")]
+        return [Text(what) + Text(" → ") + Text(describe_result(entry, note, lang), style=style or "green")]
     if moment == start:
         if op == "sleep":
             return [Text(f"{what} ┬", style="dim")]
-        whom = f" for {note.blocked_by[0]}" if note and note.blocked_by else ""
-        return [Text(what) + Text(f" ┬ waits{whom}", style="yellow")]
+        waits = text("db.waits_for", lang, who=note.blocked_by[0]) if note and note.blocked_by else \
+            text("db.waits", lang)
+        return [Text(what) + Text(waits, style="yellow")]
     if moment < end:
         return [Text("│", style="dim" if op == "sleep" else "yellow")]
     if op == "sleep":
         return [Text("┴", style="dim")]
-    chain = f" (for {', then '.join(note.blocked_by)})" if note and len(note.blocked_by) > 1 else ""
-    return [Text(f"└ after {waited:.3f} s{chain} → ", style="yellow") + Text(describe_result(entry, note),
-                                                                              style=style or "green")]
+    chain = text("db.chain", lang, who=text("db.then", lang).join(note.blocked_by)) \
+        if note and len(note.blocked_by) > 1 else ""
+    return [Text(text("db.after", lang, seconds=waited, chain=chain), style="yellow")
+            + Text(describe_result(entry, note, lang), style=style or "green")]
 
 
 def tables_view(tables: dict, ids: dict[str, list[int]] | None = None) -> list[Table]:
-    """The final tables; `ids` (per table, in row order) adds the id column when known."""
+    """The final tables; `ids` (per table, in row order) adds the id column when known. Their names and columns
+    are SQL's, in every language."""
     keys = Table(title="idempotency_keys", box=box.SIMPLE_HEAD, title_justify="left")
     columns = ["key", "fingerprint", "status", "response"]
     if ids:
@@ -149,7 +159,7 @@ def tables_view(tables: dict, ids: dict[str, list[int]] | None = None) -> list[T
         keys.add_column(column)
     for i, row in enumerate(tables["idempotency_keys"]):
         values = [_short(row[c], 60) if row[c] is not None else "NULL" for c in columns]
-        keys.add_row(*([str(ids["idempotency_keys"][i])] if ids else []), *values)
+        keys.add_row(*([str(ids["idempotency_keys"][i])] if ids else []), *map(Text, values))
     charges = Table(title="charges", box=box.SIMPLE_HEAD, title_justify="left")
     if ids:
         charges.add_column("id", justify="right")
@@ -157,31 +167,34 @@ def tables_view(tables: dict, ids: dict[str, list[int]] | None = None) -> list[T
     charges.add_column("key")
     for i, row in enumerate(tables["charges"]):
         charges.add_row(*([str(ids["charges"][i])] if ids else []), str(row["amount"]),
-                        row["key"] if row["key"] is not None else "NULL")
+                        Text(row["key"] if row["key"] is not None else "NULL"))
     return [keys, charges]
 
 
-def print_run(console: Console, schedule: Schedule, document: dict, notes=None, ids=None, title=None) -> None:
+def print_run(console: Console, schedule: Schedule, document: dict, notes=None, ids=None, title=None,
+              lang: str = "en") -> None:
     """A whole run: the lanes, then the final tables."""
-    console.print(lanes(schedule, document, notes, title))
+    console.print(lanes(schedule, document, notes, title, lang))
     for table in tables_view(document["tables"], ids):
         console.print(table)
 
 
-def _side(entry: dict | None, note: StepNote | None = None) -> str:
+def _side(entry: dict | None, note: StepNote | None = None, lang: str = "en") -> str:
     if entry is None:
         return "—"
     took = entry["end"] - entry["start"]
     timing = f"{entry['start']:.3f}→{entry['end']:.3f}"
     if took > WAIT_SHOWN:
-        timing += f" (waited {took:.3f} s)" if entry["op"] != "sleep" else ""
-    return f"{describe_result(entry, note) if entry['op'] != 'sleep' else 'slept'}  {timing}"
+        timing += text("db.waited", lang, seconds=took) if entry["op"] != "sleep" else ""
+    said = describe_result(entry, note, lang) if entry["op"] != "sleep" else text("db.slept", lang)
+    return f"{said}  {timing}"
 
 
-def print_comparison(console: Console, schedule: Schedule, comparison: Comparison) -> None:
+def print_comparison(console: Console, schedule: Schedule, comparison: Comparison, lang: str = "en") -> None:
     """Per step: the model's result and end time beside PostgreSQL's, and whether they agree."""
     table = Table(box=box.SIMPLE_HEAD)
-    for column in ("session", "#", "step", "model", "PostgreSQL", "agree"):
+    for column in (text("db.col.session", lang), "#", text("db.col.step", lang), text("db.col.model", lang),
+                   "PostgreSQL", text("db.col.agree", lang)):
         table.add_column(column, overflow="fold")
     results = comparison.model.results
     for verdict in comparison.steps:
@@ -190,12 +203,14 @@ def print_comparison(console: Console, schedule: Schedule, comparison: Compariso
         result = results.get(verdict.session, [None] * (verdict.index + 1))[verdict.index] \
             if verdict.index < len(results.get(verdict.session, [])) else None
         note = StepNote(result.id, result.blocked_by) if result is not None else None
-        mark = Text("✓", style="green") if verdict.agrees else Text("✗ " + "; ".join(verdict.problems), style="red")
-        table.add_row(verdict.session.translate(_CONTROL), str(verdict.index + 1),
-                      describe_step(step.op, statement_fields(step)) if step else "?",
-                      _side(verdict.model, note), _side(verdict.postgres), mark)
+        mark = Text("✓", style="green") if verdict.agrees else \
+            Text("✗ " + "; ".join(problem.said(lang) for problem in verdict.problems), style="red")
+        table.add_row(Text(verdict.session.translate(_CONTROL)), str(verdict.index + 1),
+                      Text(describe_step(step.op, statement_fields(step), lang) if step else "?"),
+                      Text(_side(verdict.model, note, lang)), Text(_side(verdict.postgres, None, lang)), mark)
     console.print(table)
-    if comparison.tables_problem:
-        console.print(Text("tables: ✗ " + comparison.tables_problem, style="red"))
+    if comparison.tables_problems:
+        problems = "; ".join(problem.said(lang) for problem in comparison.tables_problems)
+        console.print(Text(text("db.tables_differ", lang, problems=problems), style="red"))
     else:
-        console.print(Text("tables: ✓ equal", style="green"))
+        console.print(Text(text("db.tables_equal", lang), style="green"))

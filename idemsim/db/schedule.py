@@ -21,8 +21,9 @@ import simpy
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from idemsim.db.engine import OPS, Connection, Database, DbEvent, Result, arrival_order
-from idemsim.errors import InputError
+from idemsim.errors import InputError, Message, choices
 from idemsim.paths import scenarios_dir
+from idemsim.readers import kind_said
 
 Seconds = Annotated[float, Field(ge=0)]
 """A time in seconds, 0 or more."""
@@ -161,8 +162,7 @@ class Schedule(BaseModel):
         for name, steps in self.sessions.items():
             for index, step in enumerate(steps[:-1]):
                 if step.op == "disconnect":
-                    raise _ScheduleRule(name, index + 2, "a step after 'disconnect'; "
-                                                         "disconnect must be the session's last step")
+                    raise _ScheduleRule(name, index + 2, Message("err.db.after_disconnect"))
         return self
 
     @model_validator(mode="after")
@@ -171,17 +171,18 @@ class Schedule(BaseModel):
             for name, steps in self.sessions.items():
                 for index, step in enumerate(steps):
                     if step.op in RECOVERY_OPS:
-                        raise _ScheduleRule(name, index + 1, f"{step.op} needs unique_key: true "
-                                                             f"({', '.join(RECOVERY_OPS)} are defined only with "
-                                                             "the UNIQUE constraint)")
+                        raise _ScheduleRule(name, index + 1, Message("err.db.needs_unique", op=step.op,
+                                                                     ops=", ".join(RECOVERY_OPS)))
         return self
 
 
 class _ScheduleRule(ValueError):
     """A rule about a whole schedule that one step breaks."""
 
-    def __init__(self, session: str, step: int, problem: str):
-        super().__init__(f"session {session!r}, step {step} (1-based): {problem}")
+    def __init__(self, session: str, step: int, problem: Message):
+        self.place = Message("err.db.place.step", session=repr(session), step=step)
+        self.problem = problem
+        super().__init__(f"{self.place}{problem}")
 
 
 # -- loading ----------------------------------------------------------------------------------------------------
@@ -214,9 +215,12 @@ def resolve(name_or_path: str) -> Path:
     if found is not None and path.parent == Path("."):
         return found
     if kind is not None:
-        raise InputError(f"{name_or_path}: is {kind}, not a schedule file")
-    raise InputError(f"{name_or_path}: no such file, and no shipped schedule of that name "
-                     "(`idemsim db list` shows them)")
+        raise InputError("err.is_not", file=name_or_path, kind=kind_said(kind), what=SCHEDULE_FILE)
+    raise InputError("err.db.no_schedule", name=name_or_path)
+
+
+SCHEDULE_FILE = Message("err.what.schedule")
+"""What a schedule file is called in messages ("a schedule file")."""
 
 
 def _file_kind(path: Path) -> str | None:
@@ -239,16 +243,16 @@ def load(name_or_path: str | Path) -> Schedule:
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise InputError(f"{path}: cannot read: {error.strerror}") from None
+        raise InputError("err.cannot_read", file=str(path), reason=error.strerror) from None
     text = _decode(path, raw)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON: {error}") from None
+        raise InputError("err.db.not_json", file=str(path), reason=str(error)) from None
     except RecursionError:
-        raise InputError(f"{path}: nested too deeply to read; a schedule nests at most {MAX_NESTING} levels") from None
+        raise InputError("err.db.too_deep", file=str(path), n=MAX_NESTING) from None
     except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
-        raise InputError(f"{path}: a number has too many digits to read") from None
+        raise InputError("err.db.too_many_digits", file=str(path)) from None
     return parse(data, source=str(path))
 
 
@@ -257,18 +261,16 @@ def _decode(path: Path, raw: bytes) -> str:
     for bom, encoding in ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
                           (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")):
         if raw.startswith(bom):
-            raise InputError(f"{path}: is {encoding} (it starts with a {encoding} byte order mark); "
-                             "a schedule file must be UTF-8")
+            raise InputError("err.bom", file=str(path), encoding=encoding, what=SCHEDULE_FILE)
     skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
     try:
         text = raw[skip:].decode("utf-8")
     except UnicodeDecodeError as error:
         offset = skip + error.start
-        raise InputError(f"{path}: not UTF-8 (byte 0x{raw[offset]:02x} at offset {offset}); "
-                         "a schedule file must be UTF-8") from None
+        raise InputError("err.not_utf8", file=str(path), byte=raw[offset], offset=offset,
+                         what=SCHEDULE_FILE) from None
     if "\x00" in text:
-        raise InputError(f"{path}: contains NUL bytes (UTF-16 or UTF-32 without a byte order mark?); "
-                         "a schedule file must be UTF-8")
+        raise InputError("err.db.nul", file=str(path))
     return text
 
 
@@ -278,7 +280,8 @@ def parse(data: Any, source: str = "<schedule>") -> Schedule:
     try:
         schedule = Schedule.model_validate(data)
     except ValidationError as error:
-        raise InputError(f"{source}: {_describe(error)}") from None
+        place, problem = _describe(error)
+        raise InputError("err.db.at", file=source, place=place, problem=problem) from None
     schedule._source = source
     _check_times(schedule, 1.0)
     return schedule
@@ -294,7 +297,7 @@ def _check_values(data: Any, source: str) -> None:
         problem = None
         if isinstance(value, (dict, list)):
             if depth >= MAX_NESTING:
-                problem = f"nested more than {MAX_NESTING} levels deep; a schedule nests at most {MAX_NESTING}"
+                problem = Message("err.db.nested", n=MAX_NESTING)
             else:
                 items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
                 for name, item in reversed(items):
@@ -302,12 +305,11 @@ def _check_values(data: Any, source: str) -> None:
                     if isinstance(name, str) and not _unicode(name):
                         pending.append((name, path, depth + 1))
         elif isinstance(value, float) and not math.isfinite(value):
-            problem = f"{_json(value)} is not allowed; numbers must be finite"
+            problem = Message("err.db.not_finite", value=_json(value))
         elif isinstance(value, str) and not _unicode(value):
-            problem = f"{value.encode('utf-8', 'backslashreplace').decode()!r} is not valid Unicode (a lone " \
-                      "surrogate); strings must be valid Unicode"
+            problem = Message("err.db.not_unicode", value=repr(value.encode("utf-8", "backslashreplace").decode()))
         if problem is not None:
-            raise InputError(f"{source}: {_place(path)}{problem}")
+            raise InputError("err.db.at", file=source, place=_place(path), problem=problem)
 
 
 def _unicode(text: str) -> bool:
@@ -318,52 +320,53 @@ def _unicode(text: str) -> bool:
     return True
 
 
-def _place(path: tuple) -> str:
+def _place(path: tuple) -> Message | str:
     """Where a value sits in a decoded schedule: "session 's1', step 2 (1-based), field 'key': " ('' for the
     whole); a value inside a field (in a response) is named by its path from the field."""
-    where: list[str] = []
     if len(path) >= 2 and path[0] == "sessions":
-        where.append(f"session {path[1]!r}")
+        session = repr(path[1])
         if len(path) >= 3 and isinstance(path[2], int):
-            where.append(f"step {path[2] + 1} (1-based)")
+            step = path[2] + 1
+            if len(path) >= 5:
+                inner = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[4:]).lstrip(".")
+                return Message("err.db.place.inner", session=session, step=step, field=repr(path[3]),
+                               at=inner if len(inner) <= 40 else inner[:39] + "…")
             if len(path) >= 4:
-                where.append(f"field {path[3]!r}")
-                if len(path) >= 5:
-                    inner = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[4:]).lstrip(".")
-                    where.append("at " + (inner if len(inner) <= 40 else inner[:39] + "…"))
-    elif path:
-        where.append(f"field {path[0]!r}")
-    return ", ".join(where) + ": " if where else ""
+                return Message("err.db.place.field", session=session, step=step, field=repr(path[3]))
+            return Message("err.db.place.step", session=session, step=step)
+        return Message("err.db.place.session", session=session)
+    if path:
+        return Message("err.db.place.top", field=repr(path[0]))
+    return ""
 
 
-def _describe(error: ValidationError) -> str:
-    """One line for the first problem pydantic found."""
+def _describe(error: ValidationError) -> tuple[Message | str, Message]:
+    """Where the first problem pydantic found is, and what it is."""
     err = error.errors()[0]
     loc, kind, ctx, got = err["loc"], err["type"], err.get("ctx") or {}, err.get("input")
     if kind == "value_error" and isinstance(ctx.get("error"), _ScheduleRule):
-        return str(ctx["error"])
-    where: list[str] = []
+        return ctx["error"].place, ctx["error"].problem
     op: str | None = None
     name: str | None = None
+    place: Message | str = ""
     if loc and loc[0] == "sessions" and len(loc) >= 2:
-        where.append(f"session {loc[1]!r}")
-        if len(loc) >= 3:
-            where.append(f"step {int(loc[2]) + 1} (1-based)")
         if len(loc) >= 4:
             op = str(loc[3])
         if len(loc) >= 5:
             name = str(loc[4])
-        elif len(loc) == 2:
-            name = None
+        if len(loc) < 3:
+            place = Message("err.db.place.session", session=repr(loc[1]))
+        elif name is None:
+            place = Message("err.db.place.step", session=repr(loc[1]), step=int(loc[2]) + 1)
+        else:
+            place = Message("err.db.place.field", session=repr(loc[1]), step=int(loc[2]) + 1, field=repr(name))
     elif loc:
         name = str(loc[0])
-    prefix = ", ".join(where)
-    if name is not None:
-        prefix = (prefix + ", " if prefix else "") + f"field {name!r}"
-    return f"{prefix}: {_explain(kind, op, name, ctx, got, loc)}" if prefix else _explain(kind, op, name, ctx, got, loc)
+        place = Message("err.db.place.top", field=repr(name))
+    return place, _explain(kind, op, name, ctx, got, loc)
 
 
-def _json(value: Any) -> str:
+def _json(value: Any) -> str | Message:
     """`value` as JSON, cut to 40 characters."""
     try:
         text = json.dumps(value, ensure_ascii=False)
@@ -371,52 +374,51 @@ def _json(value: Any) -> str:
         try:
             text = repr(value)
         except ValueError:  # an integer longer than Python prints
-            text = "a number of too many digits"
+            return Message("err.db.many_digits")
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def _fields_of(op: str) -> str:
+def _fields_of(op: str) -> list[str | Message]:
     required, optional = OPS.get(op, ((), ()))
     if op == "sleep":
         required = ("seconds",)
-    allowed = list(required) + [f"{o} (optional)" for o in optional] + ["at (optional)"]
-    return ", ".join(allowed)
+    return list(required) + [Message("err.db.optional", name=o) for o in (*optional, "at")]
 
 
-def _explain(kind: str, op: str | None, name: str | None, ctx: dict, got: Any, loc: tuple) -> str:
+_EXPECTED = {"string_type": "err.db.a_string", "int_type": "err.db.an_integer", "float_type": "err.db.a_number",
+             "bool_type": "err.db.a_boolean", "dict_type": "err.db.an_object"}
+"""What a value of the wrong type must be instead, by pydantic's problem."""
+
+
+def _explain(kind: str, op: str | None, name: str | None, ctx: dict, got: Any, loc: tuple) -> Message:
     ops = ", ".join(STEP_TYPES)
     if kind == "union_tag_invalid":
-        return f"unknown op {ctx.get('tag')!r}; allowed ops: {ops}"
+        return Message("err.db.unknown_op", op=repr(ctx.get("tag")), ops=ops)
     if kind == "union_tag_not_found":
-        return f"a step needs an \"op\"; allowed ops: {ops}"
+        return Message("err.db.no_op", ops=ops)
     if kind == "missing":
-        return f"missing; {op} takes {_fields_of(op)}" if op else "missing"
+        return Message("err.db.missing_takes", op=op, fields=_fields_of(op)) if op else Message("err.db.missing")
     if kind == "extra_forbidden":
         if op:
-            return f"not allowed; {op} takes {_fields_of(op)}"
-        return "not allowed; a schedule has version, description, unique_key, sessions"
+            return Message("err.db.not_allowed_takes", op=op, fields=_fields_of(op))
+        return Message("err.db.not_allowed_top")
     if kind == "literal_error":
-        return f"{_json(got)} is not allowed; allowed: {ctx.get('expected')}"
+        return Message("err.db.literal", value=_json(got), expected=choices(str(ctx.get("expected"))))
     if kind in ("greater_than_equal", "greater_than"):
-        bound = ">= 0" if kind == "greater_than_equal" else "> 0"
-        return f"{_json(got)} is negative or zero; must be {bound} seconds" if kind == "greater_than" else \
-            f"{_json(got)} is negative; must be {bound} seconds"
+        return Message("err.db.not_positive" if kind == "greater_than" else "err.db.negative", value=_json(got))
     if kind == "list_type" and len(loc) == 2:
-        return f"a session must be a list of steps, got {type(got).__name__}"
+        return Message("err.db.session_list", type=type(got).__name__)
     if kind == "dict_type" and loc == ("sessions",):
-        return f"must be an object of sessions (name -> list of steps), got {type(got).__name__}"
+        return Message("err.db.sessions_object", type=type(got).__name__)
     if kind in ("model_type", "model_attributes_type", "dict_type") and len(loc) == 3:
-        return f"a step must be an object with an \"op\", got {type(got).__name__}"
+        return Message("err.db.step_object", type=type(got).__name__)
     if kind == "model_type" and not loc:
-        return f"a schedule must be a JSON object, got {type(got).__name__}"
+        return Message("err.db.schedule_object", type=type(got).__name__)
     if kind == "float_type" and isinstance(got, int):
-        return f"{_json(got)} is too large; must be a finite number"
-    expected = {"string_type": "a string", "int_type": "an integer", "float_type": "a number",
-                "bool_type": "true or false", "dict_type": "a JSON object"}.get(kind)
-    if expected:
-        return f"{_json(got)} is not allowed; must be {expected}"
-    return f"{_json(got)}: {kind}"
-
+        return Message("err.db.too_large", value=_json(got))
+    if kind in _EXPECTED:
+        return Message("err.db.must_be", value=_json(got), expected=Message(_EXPECTED[kind]))
+    return Message("err.db.other", value=_json(got), kind=kind)
 
 # -- scale ------------------------------------------------------------------------------------------------------
 
@@ -428,7 +430,7 @@ def scaled(schedule: Schedule, factor: float) -> Schedule:
     """The schedule with every time multiplied by `factor`; a factor that is not finite and > 0, or a time that
     would exceed `MAX_SECONDS`, raises a one-line `InputError`."""
     if not (math.isfinite(factor) and factor > 0):
-        raise InputError(f"--scale {factor:g}: must be > 0 and finite")
+        raise InputError("err.db.scale", factor=factor)
     _check_times(schedule, factor)
     if factor == 1:
         return schedule
@@ -448,10 +450,11 @@ def _check_times(schedule: Schedule, factor: float) -> None:
                 value = getattr(step, time_field, None)
                 if value is None or value * factor <= MAX_SECONDS:
                     continue
-                given = f"{value:g} s" if factor == 1 else f"{value:g} s × --scale {factor:g} = {value * factor:g} s"
-                raise InputError(f"{schedule._source}: session {name!r}, step {index + 1} (1-based), field "
-                                 f"{time_field!r}: {given} is too long; times must be at most 1e+07 s "
-                                 "(about 116 days)")
+                given = Message("err.db.seconds", value=value) if factor == 1 else \
+                    Message("err.db.seconds_scaled", value=value, factor=factor, product=value * factor)
+                raise InputError("err.db.at", file=schedule._source, problem=Message("err.db.too_long", given=given),
+                                 place=Message("err.db.place.field", session=repr(name), step=index + 1,
+                                               field=repr(time_field)))
 
 
 def statement_fields(step: _Step) -> dict[str, Any]:

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..i18n import text
+from ..errors import InputError, Message
+from ..i18n import language, text
 from . import placement, spacetime
 
 WIDTH = 12.8
@@ -79,8 +79,10 @@ LANE_MARGIN = 0.7
 
 
 # -- public ---------------------------------------------------------------------------------------------------
-def run_figure(run, lang: str = "en"):
-    """The time-space diagram of one `idemsim.simulation.Run`, as a `matplotlib.figure.Figure`."""
+def run_figure(run, lang: str | None = None):
+    """The time-space diagram of one `idemsim.simulation.Run`, as a `matplotlib.figure.Figure`, in ``lang`` (by
+    default `idemsim.i18n.language`: ``IDEMSIM_LANG``, else English)."""
+    lang = language(lang)
     canvas = _Canvas(lang)
     diagram = spacetime.diagram(run.trace)
     lanes = [_lane_name(lane, lang) for lane in diagram.lanes]
@@ -111,12 +113,13 @@ def run_figure(run, lang: str = "en"):
     return canvas.figure
 
 
-def comparison_figure(runs, lang: str = "en"):
+def comparison_figure(runs, lang: str | None = None):
     """One panel per run (one story under several designs), stacked on one time axis, each titled by its
-    design and its own verdict."""
+    design and its own verdict; in ``lang`` as `run_figure`."""
+    lang = language(lang)
     runs = list(runs)
     if not runs:
-        raise InputError("comparison_figure needs at least one run")
+        raise InputError("err.figure.no_runs")
     canvas = _Canvas(lang)
     diagrams = [spacetime.diagram(run.trace) for run in runs]
     names = [[_lane_name(lane, lang) for lane in d.lanes] for d in diagrams]
@@ -164,13 +167,22 @@ def check_path(path) -> None:
     ``.png``, ``.svg`` or ``.pdf``, a directory, or a directory that does not exist."""
     path = Path(path)
     if path.suffix.lower().lstrip(".") not in FORMATS:
-        raise InputError(f"{path}: a figure is saved as " + ", ".join(f".{f}" for f in FORMATS)
-                         + f", not {path.suffix or 'a file without extension'}")
+        raise _not_a_figure(path)
     if path.is_dir():
-        raise InputError(f"{path}: is a directory; give a file name")
+        raise InputError("err.is_directory", file=str(path))
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
-        raise InputError(f"{path}: no such directory {str(directory)!r}")
+        raise InputError("err.no_such_directory", file=str(path), directory=repr(str(directory)))
+
+
+def _not_a_figure(path: Path) -> InputError:
+    return InputError("err.figure.format", file=str(path), formats=", ".join(f".{f}" for f in FORMATS),
+                      suffix=path.suffix or Message("err.figure.no_extension"))
+
+
+def title_weight(lang: str) -> str:
+    """The weight of a title: bold, except in Japanese, whose font (IPAexGothic) has one weight."""
+    return "normal" if lang == "ja" else "bold"
 
 
 class fonts:
@@ -197,8 +209,7 @@ def save(figure, path) -> Path:
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise InputError(f"{path}: a figure is saved as " + ", ".join(f".{f}" for f in FORMATS)
-                         + f", not {path.suffix or 'a file without extension'}")
+        raise _not_a_figure(path)
     import matplotlib
 
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
@@ -319,9 +330,8 @@ class _Canvas:
     def font(self, size: float, weight: str = "normal"):
         from matplotlib.font_manager import FontProperties
 
-        if self.lang == "ja":
-            weight = "normal"  # IPAexGothic has one weight
-        return FontProperties(family=self.family, size=size, weight=weight)
+        return FontProperties(family=self.family, size=size,
+                              weight=title_weight(self.lang) if weight == "bold" else weight)
 
     def measure(self, s: str, size: float, weight: str = "normal") -> tuple[float, float]:
         """(width, height) of a text in pixels, as its window extent will be."""

@@ -11,6 +11,8 @@ import base64
 import html
 import io
 
+from ..i18n import text as t
+from ..properties import PROPERTIES, describe_violation
 from .timeline import describe, endpoints
 
 
@@ -36,24 +38,25 @@ def run_html(run, lang: str = "en", max_rows: int = 400) -> str:
     image = base64.b64encode(figure_png(figure)).decode("ascii")
     s = run.summary
     e = html.escape
-    summary = [("charges recorded", s["charges"]), ("money captured", s["captures"]),
-               ("verdict", s["verdict"]),
-               ("properties", "all hold" if not s["violations"] else
-                "; ".join(f"{v['property']}: {v['message']}" for v in s["violations"])),
-               ("seed", run.seed)]
+    summary = [(t("term.charges", lang), s["charges"]), (t("term.captures", lang), s["captures"]),
+               (t("term.expectation", lang), t(f"verdict.{s['verdict']}", lang)),
+               (t("term.properties", lang), t("verdict.all_hold", lang, n=len(PROPERTIES)) if not s["violations"]
+                else "; ".join(describe_violation(v, lang) for v in s["violations"])),
+               (t("term.seed", lang), run.seed)]
     rows = []
     for event in list(run.trace)[:max_rows]:
         src, dst = endpoints(event)
         who = f"{src} → {dst}" if dst else src
         rows.append(f"<tr><td style='text-align:right'>{event.t:.3f}</td><td>{e(who)}</td>"
-                    f"<td style='text-align:left'>{e(describe(event, short=True))}</td></tr>")
+                    f"<td style='text-align:left'>{e(describe(event, short=True, lang=lang))}</td></tr>")
     more = len(run.trace) - max_rows
     if more > 0:
-        rows.append(f"<tr><td></td><td></td><td style='text-align:left'>… {more} more events "
-                    f"(run.trace has them all)</td></tr>")
-    return (f"<div class='idemsim-run'><h4>{e(run.name)} — design {e(run.design)} — seed {run.seed}</h4>"
+        rows.append(f"<tr><td></td><td></td><td style='text-align:left'>{e(t('html.more', lang, n=more))}</td></tr>")
+    title = t("html.title", lang, name=run.name, design=run.design, seed=run.seed)
+    return (f"<div class='idemsim-run'><h4>{e(title)}</h4>"
             f"<img alt='{e(run.name)}' style='max-width:100%' src='data:image/png;base64,{image}'/>"
             "<table>" + "".join(f"<tr><th style='text-align:left'>{e(str(k))}</th>"
                                 f"<td style='text-align:left'>{e(str(v))}</td></tr>" for k, v in summary) +
-            "</table><details><summary>timeline</summary><table><tr><th>time (s)</th><th>from → to</th>"
-            "<th>what happened</th></tr>" + "".join(rows) + "</table></details></div>")
+            f"</table><details><summary>{e(t('html.timeline', lang))}</summary><table><tr>"
+            + "".join(f"<th>{e(t(h, lang))}</th>" for h in ("term.time", "term.from_to", "term.what")) + "</tr>"
+            + "".join(rows) + "</table></details></div>")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import language
 from ..i18n import text as t
 from ..sweep import point_text as _point_text
 
@@ -58,11 +59,13 @@ def _label(measure: str, lang: str) -> str:
     return t(key, lang) if key in MESSAGES else measure.replace("_", " ")
 
 
-def figure(result, config=None, lang: str = "en"):
-    """The sweep's figure, as ``config.plot`` asks (rates by default)."""
+def figure(result, config=None, lang: str | None = None):
+    """The sweep's figure, as ``config.plot`` asks (rates by default), in ``lang`` (by default
+    `idemsim.i18n.language`: ``IDEMSIM_LANG``, else English)."""
+    lang = language(lang)
     from matplotlib.figure import Figure
 
-    from .figure import fonts
+    from .figure import fonts, title_weight
 
     plot = config.plot if config is not None else "rate"
     measures = list(config.measures) if config is not None else ["double_charge"]
@@ -70,9 +73,10 @@ def figure(result, config=None, lang: str = "en"):
         fig = Figure(figsize=SIZE, layout="constrained")
         import textwrap
 
-        fig.suptitle(textwrap.fill(result.title or result.scenario, 95), fontsize=15, fontweight="bold",
+        title = result.titles.get(lang) or result.title or result.scenario
+        fig.suptitle(textwrap.fill(title, 95 if lang == "en" else 48), fontsize=15, fontweight=title_weight(lang),
                      x=0.01, ha="left")
-        marks = [m.model_dump() for m in config.marks] if config else []
+        marks = [dict(m.model_dump(), label=m.text(lang)) for m in config.marks] if config else []
         if plot == "series":
             _series(fig, result, lang, marks)
         elif len(result.axes) == 1:
@@ -187,14 +191,14 @@ def attempts_figure(run, lang: str = "en"):
     outages shaded: the retry storm of one run, where a time-space diagram would have thousands of lanes."""
     from matplotlib.figure import Figure
 
-    from .figure import OUTCOME_COLOR, fonts
+    from .figure import OUTCOME_COLOR, fonts, title_weight
 
     series = run.summary["attempts_per_second"]
     window = series["window"]
     with fonts(lang):
         fig = Figure(figsize=SIZE, layout="constrained")
         fig.suptitle(t("load.title", lang, name=run.name, design=run.design, seed=run.seed,
-                       n=len(run.operations)), fontsize=15, fontweight="bold", x=0.01, ha="left")
+                       n=len(run.operations)), fontsize=15, fontweight=title_weight(lang), x=0.01, ha="left")
         panel = fig.subplots()
         xs = [i * window for i in range(len(series["counts"]) + 1)]
         panel.step(xs, _closed([c / window for c in series["counts"]]), "-", where="post", color="#000000",

@@ -17,8 +17,10 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from ..i18n import text as t
 from ..printable import safe  # noqa: F401 (views import it from here too)
-from .timeline import endpoints, describe
+from .prose import ProseText, reflow, unwrap_japanese, wrap
+from .timeline import _outcome, _status, describe, endpoints
 
 KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
               "db.wait": "yellow", "gateway.timeout": "magenta", "attempt.timeout": "magenta",
@@ -26,13 +28,13 @@ KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.cras
 VERDICT_STYLE = {"held": "bold green", "failed": "bold red", "vacuous": "bold red", "no expectation": "yellow"}
 
 
-def timeline_table(run) -> Table:
+def timeline_table(run, lang: str = "en") -> Table:
     """Every event of the run, one row each: time, who to whom, what happened (statements as short SQL)."""
-    table = Table(title=Text(safe(f"{run.name} — design {run.design}")), title_justify="left", expand=False,
-                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
-    table.add_column("time (s)", justify="right", no_wrap=True)
-    table.add_column("from → to", no_wrap=True)
-    table.add_column("what happened", overflow="fold")
+    table = Table(title=Text(safe(t("term.title", lang, name=run.name, design=run.design))), title_justify="left",
+                  expand=False, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    table.add_column(t("term.time", lang), justify="right", no_wrap=True)
+    table.add_column(t("term.from_to", lang), no_wrap=True)
+    table.add_column(t("term.what", lang), overflow="fold")
     for e in run.trace:
         src, dst = endpoints(e)
         style = KIND_STYLE.get(e.kind, "")
@@ -40,8 +42,7 @@ def timeline_table(run) -> Table:
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        table.add_row(f"{e.t:.3f}", Text(safe(f"{src} → {dst}" if dst else src)), Text(safe(describe(e, short=True)),
-                                                                                 style=style))
+        table.add_row(f"{e.t:.3f}", Text(safe(f"{src} → {dst}" if dst else src)), ProseText(safe(describe(e, short=True, lang=lang)), style=style))
     return table
 
 
@@ -50,7 +51,7 @@ LONG_TIMELINE = 0
 every timeline, since the two print the same characters and rows cost a tenth."""
 
 
-def _timeline_rows(run) -> list[tuple[str, str, str, str]]:
+def _timeline_rows(run, lang: str) -> list[tuple[str, str, str, str]]:
     """Each event as the timeline table shows it: time, who to whom, what happened, and its style."""
     rows = []
     for e in run.trace:
@@ -60,11 +61,12 @@ def _timeline_rows(run) -> list[tuple[str, str, str, str]]:
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        rows.append((f"{e.t:.3f}", safe(f"{src} → {dst}" if dst else src), safe(describe(e, short=True)), style))
+        rows.append((f"{e.t:.3f}", safe(f"{src} → {dst}" if dst else src), safe(describe(e, short=True, lang=lang)),
+                     style))
     return rows
 
 
-def print_timeline(console: Console, run, long: int = LONG_TIMELINE) -> None:
+def print_timeline(console: Console, run, lang: str = "en", long: int = LONG_TIMELINE) -> None:
     """The timeline table of `timeline_table`, printed; one of more than ``long`` events is written row by row,
     exactly as rich would lay the whole table out, without building it: rich takes about 200 µs a row to measure
     and render a table, and holds all of it; this takes a few µs a row and holds one. The column widths are the
@@ -72,25 +74,25 @@ def print_timeline(console: Console, run, long: int = LONG_TIMELINE) -> None:
     the title, the header and the edges are rich's own, rendered from a table of no rows with those widths; a
     description longer than its column is wrapped by rich, as in the table."""
     if len(run.trace) <= long or console.record or getattr(console, "_buffer_index", 0):
-        console.print(timeline_table(run))  # short, or the console keeps what it prints: rich's own table
+        console.print(timeline_table(run, lang))  # short, or the console keeps what it prints: rich's own table
         return
     from rich.cells import cell_len
     from rich.style import Style
 
-    rows = _timeline_rows(run)
+    rows = _timeline_rows(run, lang)
     widest = [max(rows, key=lambda row, i=i: cell_len(row[i]))[i] for i in range(3)]
-    sizing = _timeline_frame(run)
-    sizing.add_row(widest[0], Text(widest[1]), Text(widest[2]))
+    sizing = _timeline_frame(run, lang)
+    sizing.add_row(widest[0], Text(widest[1]), ProseText(widest[2]))
     try:
         widths = sizing._calculate_column_widths(console, console.options.update_width(console.width
                                                                                          - sizing._extra_width))
     except AttributeError:  # another rich: lay it out the slow way
-        console.print(timeline_table(run))
+        console.print(timeline_table(run, lang))
         return
     if sum(widths) + sizing._extra_width > console.width or any(w < 3 for w in widths):
-        console.print(timeline_table(run))  # too narrow for the columns as they are: rich's last resort
+        console.print(timeline_table(run, lang))  # too narrow for the columns as they are: rich's last resort
         return
-    frame = _timeline_frame(run, [widths[0] - 1, widths[1] - 2, widths[2] - 1])
+    frame = _timeline_frame(run, lang, [widths[0] - 1, widths[1] - 2, widths[2] - 1])
     with console.capture() as capture:
         console.print(frame)
     head = capture.get().split("\n")
@@ -102,15 +104,17 @@ def print_timeline(console: Console, run, long: int = LONG_TIMELINE) -> None:
     for time, who, what, style in rows:
         left = f" {' ' * (time_width - len(time))}{time}   {who}{' ' * (who_width - cell_len(who))}   "
         if cell_len(what) <= what_width:
-            lines = [what + " " * (what_width - cell_len(what))]
-        else:
-            lines = [line.plain + " " * (what_width - line.cell_len)
-                     for line in Text(what).wrap(console, what_width, overflow="fold")]
+            pieces = [what.rstrip()]
+        else:  # (the description is a ProseText in the table: wrapped so, and stripped, its padding unstyled)
+            pieces = [line.plain for line in ProseText(what).wrap(console, what_width, overflow="fold")]
         if color and style:
             render = styles.get(style)
             if render is None:
                 render = styles[style] = Style.parse(style)
-            lines = [render.render(line, color_system=console.color_system) for line in lines]
+            lines = [render.render(piece, color_system=console.color_system) + " " * (what_width - cell_len(piece))
+                     for piece in pieces]
+        else:
+            lines = [piece + " " * (what_width - cell_len(piece)) for piece in pieces]
         out.append(left + lines[0] + " \n")
         out.extend(blank + line + " \n" for line in lines[1:])
         if len(out) > 500:
@@ -121,13 +125,13 @@ def print_timeline(console: Console, run, long: int = LONG_TIMELINE) -> None:
     console.file.flush()
 
 
-def _timeline_frame(run, widths: list[int] | None = None) -> Table:
+def _timeline_frame(run, lang: str, widths: list[int] | None = None) -> Table:
     """The timeline table without rows (its columns of fixed ``widths``, if given)."""
-    table = Table(title=Text(safe(f"{run.name} — design {run.design}")), title_justify="left", expand=False,
-                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
-    table.add_column("time (s)", justify="right", no_wrap=True, width=widths[0] if widths else None)
-    table.add_column("from → to", no_wrap=True, width=widths[1] if widths else None)
-    table.add_column("what happened", overflow="fold", width=widths[2] if widths else None)
+    table = Table(title=Text(safe(t("term.title", lang, name=run.name, design=run.design))), title_justify="left",
+                  expand=False, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    table.add_column(t("term.time", lang), justify="right", no_wrap=True, width=widths[0] if widths else None)
+    table.add_column(t("term.from_to", lang), no_wrap=True, width=widths[1] if widths else None)
+    table.add_column(t("term.what", lang), overflow="fold", width=widths[2] if widths else None)
     return table
 
 
@@ -137,33 +141,37 @@ BRIEF_KINDS = frozenset({"op.start", "attempt.send", "request.lost", "request.re
 """What ``run --brief`` shows: the exchange between the client and the API, and the API's crashes."""
 
 
-def brief_lines(run, width: int) -> list[Text]:
+def brief_lines(run, width: int, lang: str = "en") -> list[Text]:
     """The exchange between client and API, one line an event, cut to ``width`` with an ellipsis."""
-    lines = [Text(safe(f"{run.name} — design {run.design}"), style="bold")]
+    lines = [Text(safe(t("term.title", lang, name=run.name, design=run.design)), style="bold")]
     for e in run.trace:
         if e.kind not in BRIEF_KINDS:
             continue
         src, dst = endpoints(e)
         who = safe(f"{src} → {dst}" if dst else src)
         line = Text(f"{e.t:8.3f}  {who:<15} ", no_wrap=True, overflow="ellipsis")
-        line.append(safe(describe(e)), style=KIND_STYLE.get(e.kind, ""))
+        line.append(safe(describe(e, lang=lang)), style=KIND_STYLE.get(e.kind, ""))
         line.truncate(width, overflow="ellipsis")
         lines.append(line)
     return lines
 
 
-def _seen(op: dict[str, Any]) -> str:
-    seen = ", ".join(str(s) for s in op["seen"]) or "nothing"
-    return f"{seen} → {op['outcome']} {op['status'] if op['status'] is not None else ''}".rstrip()
+def _seen_statuses(seen: list, lang: str) -> str:
+    return t("list.sep", lang).join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen) or t("term.nothing", lang)
 
 
-def _money(ledger: list[dict]) -> str:
+def _seen(op: dict[str, Any], lang: str = "en") -> str:
+    return t("term.seen", lang, seen=_seen_statuses(op["seen"], lang), outcome=_outcome(op["outcome"], lang),
+             status=op["status"] if op["status"] is not None else "").rstrip()
+
+
+def _money(ledger: list[dict], lang: str = "en") -> str:
     """The processor's ledger in a line: how many captures, and each one's id, amount and time (the first
     three of a long ledger)."""
     if not ledger:
-        return "0  (the processor took nothing)"
-    shown = ", ".join(f"{c['id']}: {c['amount']} at {c['t']:.3f} s" for c in ledger[:3])
-    more = f", … {len(ledger) - 3} more" if len(ledger) > 3 else ""
+        return t("term.money_none", lang)
+    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"]) for c in ledger[:3])
+    more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
     return f"{len(ledger)}  ({shown}{more})"
 
 
@@ -189,7 +197,7 @@ def sparkline(counts: list[int], width: int) -> str:
     return "".join(SPARKS[min(len(SPARKS) - 1, (v * (len(SPARKS) - 1) + top - 1) // top)] if v else " " for v in sums)
 
 
-def load_table(run, width: int) -> Table:
+def load_table(run, width: int, lang: str = "en") -> Table:
     """A load's figures instead of its thousands of events: attempts and how they ended, the statuses seen,
     the time to the final answer, waits, and the attempts per second over time."""
     from collections import Counter
@@ -203,28 +211,27 @@ def load_table(run, width: int) -> Table:
     table.add_column(overflow="fold")
     series = s["attempts_per_second"]
     outcomes = Counter(op["outcome"] for op in ops)
-    table.add_row("operations", f"{len(ops)}: ok {outcomes['ok']} · fail {outcomes['fail']} · info "
-                                f"{outcomes['info']} (info: the client does not know)")
+    _row(table, t("term.operations", lang), t("term.operations_value", lang, n=len(ops), ok=outcomes["ok"],
+                                                 fail=outcomes["fail"], info=outcomes["info"]))
     by_attempt = {k: sum(v) for k, v in series["by_outcome"].items()}
-    table.add_row("attempts", f"{sum(series['counts'])}: ok {by_attempt['ok']} · fail {by_attempt['fail']} · "
-                              f"info {by_attempt['info']}")
-    statuses = Counter(str(x) for op in ops for x in op["seen"])
-    table.add_row("statuses seen", ", ".join(f"{k} ×{v}" for k, v in statuses.most_common()))
+    _row(table, t("term.attempts", lang), t("term.attempts_value", lang, n=sum(series["counts"]),
+                                               ok=by_attempt["ok"], fail=by_attempt["fail"], info=by_attempt["info"]))
+    statuses = Counter(t("tl.timeout", lang) if x == "timeout" else str(x) for op in ops for x in op["seen"])
+    _row(table, t("term.statuses", lang), ", ".join(f"{k} ×{v}" for k, v in statuses.most_common()))
     times = [r.ended - r.started for r in run.operations if r.ended is not None]
-    table.add_row("time to the answer", f"p50 {percentile(times, 50):.2f} s · p95 {percentile(times, 95):.2f} s · "
-                                        f"max {max(times, default=0):.2f} s")
+    _row(table, t("term.answer_time", lang), t("term.answer_time_value", lang, p50=percentile(times, 50),
+                                                  p95=percentile(times, 95), max=max(times, default=0)))
     if s["wait_seconds"]:
-        table.add_row("wait on the index", f"{s['wait_seconds']:.3f} s at the longest; up to {s['waiting_peak']} "
-                                           f"handlers waiting at once, each holding its connection")
+        _row(table, t("term.wait", lang), t("term.load_wait", lang, seconds=s["wait_seconds"], n=s["waiting_peak"]))
     if "pool_wait" in s:
         w = s["pool_wait"]
-        table.add_row("pool waits", f"p50 {w['p50']:.3f} s · p95 {w['p95']:.3f} s · max {w['max']:.3f} s "
-                                    f"(pool of {run.scenario.api.pool_size})")
+        _row(table, t("term.pool", lang), t("term.pool_value", lang, p50=w["p50"], p95=w["p95"], max=w["max"],
+                                               size=run.scenario.api.pool_size))
     counts = series["counts"]
     peak = max(counts, default=0)
     at = counts.index(peak) * series["window"] if counts else 0
-    table.add_row("attempts per second", f"peak {peak / series['window']:g}/s at {at:g} s")
-    table.add_row("", sparkline(counts, max(10, width - 24)))
+    _row(table, t("term.aps", lang), t("term.aps_value", lang, peak=peak / series["window"], at=at))
+    _row(table, "", sparkline(counts, max(10, width - 24)))
     return table
 
 
@@ -237,57 +244,83 @@ def reproduce_command(run, sets: list[str] | None = None, source: str | None = N
     return shlex.join(words)
 
 
-def summary_table(run, sets: list[str] | None = None, source: str | None = None) -> Table:
+def _row(table: Table, *cells) -> None:
+    """A row of a two-column summary: text cells wrap as prose does (Japanese between characters), and are
+    never read as rich markup."""
+    table.add_row(*(ProseText(safe(c)) if isinstance(c, str) else c for c in cells))
+
+
+def summary_table(run, sets: list[str] | None = None, source: str | None = None, lang: str = "en") -> Table:
     s = run.summary
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("charges recorded", str(s["charges"]))
-    table.add_row("money captured", _money(s["ledger"]))
+    _row(table, t("term.charges", lang), str(s["charges"]))
+    _row(table, t("term.captures", lang), _money(s["ledger"], lang))
     for op in ([] if is_load(run) else s["operations"]):
-        label = Text("client saw" if len(s["operations"]) == 1 else f"op {op['op']} ({safe(op['client'])}) saw")
-        table.add_row(label, _seen(op))
+        label = Text(t("term.client_saw", lang) if len(s["operations"]) == 1 else
+                     safe(t("term.op_saw", lang, op=op["op"], client=op["client"])))
+        _row(table, label, _seen(op, lang))
     if s["replays"]:
-        table.add_row("replayed response", "identical to the first" if s["replay_identical"]
-                      else "DIFFERENT from the first")
+        _row(table, t("term.replayed", lang), t("term.identical", lang) if s["replay_identical"]
+                      else t("term.different", lang))
     if s["wait_seconds"]:
-        table.add_row("wait on the index", f"{s['wait_seconds']:.3f} s (the longest)")
+        _row(table, t("term.wait", lang), t("term.wait_value", lang, seconds=s["wait_seconds"]))
     if run.design != "naive":
-        table.add_row("key records held", f"{s['keys_held']} ({s['keys_in_progress']} in_progress)")
+        _row(table, t("term.keys", lang), t("term.keys_value", lang, held=s["keys_held"],
+                                               in_progress=s["keys_in_progress"]))
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
-        table.add_row("balance", str(s["balance"]))
+        _row(table, t("term.balance", lang), str(s["balance"]))
     if s["violations"]:
-        for v in s["violations"][:MAX_VIOLATIONS_SHOWN]:
-            table.add_row("property broken", Text(safe(f"{v['property']}: {v['message']}"), style="red"))
-        if len(s["violations"]) > MAX_VIOLATIONS_SHOWN:
-            table.add_row("", Text(f"and {len(s['violations']) - MAX_VIOLATIONS_SHOWN} more (--format json lists "
-                                   f"them all)", style="red"))
-    else:
-        from ..properties import PLAIN_NAMES
+        from ..properties import describe_violation
 
-        table.add_row("properties", f"all {len(PLAIN_NAMES)} hold: " + ", ".join(PLAIN_NAMES.values()))
-    for f in s["faults"]:
-        table.add_row("fault", Text(safe(f"{f['fault']} — {'happened' if f['fired'] else 'NEVER HAPPENED'}")))
-    verdict = Text(s["verdict"], style=VERDICT_STYLE[s["verdict"]])
+        for v in s["violations"][:MAX_VIOLATIONS_SHOWN]:
+            _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
+        if len(s["violations"]) > MAX_VIOLATIONS_SHOWN:
+            _row(table, "", Text(t("term.more_broken", lang, n=len(s["violations"]) - MAX_VIOLATIONS_SHOWN),
+                                   style="red"))
+    else:
+        from ..properties import PROPERTIES
+
+        names = [t(f"property.{p}", lang) for p in PROPERTIES]
+        _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
+    for f, fault in zip(s["faults"], run.scenario.faults):
+        said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
+        _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
+                                                                       else t("term.never", lang)))))
+    verdict = ProseText(t(f"verdict.{s['verdict']}", lang), style=VERDICT_STYLE[s["verdict"]])
     expectation = run.scenario.expect.get(run.design)
     if expectation is not None and s["verdict"] == "held":
         verdict.append(safe("  (" + ", ".join(f"{k}={v!r}" for k, v in
                                                expectation.model_dump(exclude_none=True).items()) + ")"))
-    table.add_row("expectation", verdict)
+    _row(table, t("term.expectation", lang), verdict)
     for failure in s["failures"]:
-        table.add_row("", Text(safe(failure), style="red"))
-    table.add_row("seed", str(run.seed))
+        _row(table, "", ProseText(safe(_failure(failure, lang)), style="red"))
+    _row(table, t("term.seed", lang), str(run.seed))
     return table
+
+
+def _failure(failure: str, lang: str) -> str:
+    """An expectation's failure in ``lang`` (they are kept in English in the summary)."""
+    if lang == "en":
+        return failure
+    if failure.startswith("the fault never happened: "):
+        return t("expect.never", lang, fault=failure.removeprefix("the fault never happened: "))
+    field, sep, rest = failure.partition(": expected ")
+    expected, sep2, got = rest.partition(", got ")
+    return t("expect.failure", lang, field=field, expected=expected, got=got) if sep and sep2 else failure
 
 
 def continued(command: str, width: int, first: str = "") -> list[str]:
     """A shell command broken into lines of at most ``width`` columns, each but the last continued with
     `` \\``, so that it can still be copied and pasted whole."""
+    from rich.cells import cell_len
+
     words = shlex.split(command)
     quoted = [shlex.quote(w) for w in words]
     lines, line = [], first + quoted[0]
     for word in quoted[1:]:
-        if len(line) + 1 + len(word) + 2 > width and line.strip():
+        if cell_len(line) + 1 + cell_len(word) + 2 > width and line.strip():
             lines.append(line + " \\")
             line = "    " + word
         else:
@@ -297,110 +330,122 @@ def continued(command: str, width: int, first: str = "") -> list[str]:
 
 
 def print_run(console: Console, run, sets: list[str] | None = None, source: str | None = None,
-              brief: bool = False, full: bool = False) -> None:
+              brief: bool = False, full: bool = False, lang: str = "en") -> None:
     """The run's timeline (or, ``brief``, its client–API exchange; for a load, unless ``full``, its figures),
     its summary and the command that reproduces it, each line within the console's width."""
     if is_load(run) and not full:
-        console.print(Text(safe(f"{run.name} — design {run.design}: a load of {len(run.operations)} operations, "
-                                f"summarised (--full prints every event)"), style="bold", overflow="fold"))
-        console.print(load_table(run, console.width))
+        console.print(Text(safe(t("term.load_title", lang, name=run.name, design=run.design, n=len(run.operations))),
+                           style="bold", overflow="fold"))
+        console.print(load_table(run, console.width, lang))
     elif brief:
-        for line in brief_lines(run, console.width):
+        for line in brief_lines(run, console.width, lang):
             console.print(line, soft_wrap=True)
     else:
-        print_timeline(console, run)
-    console.print(summary_table(run, sets, source))
-    for line in continued(reproduce_command(run, sets, source), console.width, "reproduce: "):
+        print_timeline(console, run, lang)
+    console.print(summary_table(run, sets, source, lang))
+    for line in continued(reproduce_command(run, sets, source), console.width, t("term.reproduce", lang)):
         console.print(safe(line), soft_wrap=True, highlight=False, markup=False)
     console.print()
 
 
 # -- idemsim compare ---------------------------------------------------------------------------------------
-def _title(comparison) -> str:
+def _title(comparison, lang: str = "en") -> str:
     story = f" / {comparison.variant}" if comparison.variant else ""
-    return safe(f"{comparison.scenario}{story} — the same faults under every design (seed {comparison.seed})")
+    return safe(t("cmp.title", lang, scenario=comparison.scenario, story=story, seed=comparison.seed))
 
 
-def _ended(row: dict, saw: str = "") -> list[str]:
-    """Each client process's statuses and how it ended: ``timeout, 201 → ok 201``, after ``client{saw}`` when
-    there are several processes (and always when ``saw`` is given)."""
-    several = len(row["seen"]) > 1 or saw
-    return [(f"{client}{saw or ':'} " if several else "") + (", ".join(str(s) for s in seen) or "nothing") +
-            f" → {outcome} {seen[-1] if seen else ''}".rstrip()
-            for client, outcome, seen in zip(row["clients"], row["outcomes"], row["seen"])]
+def _ended(row: dict, saw: bool = False, lang: str = "en") -> list[str]:
+    """Each client process's statuses and how it ended: ``timeout, 201 → ok 201``, after the client's name
+    when there are several processes (``client: …``), and always when ``saw`` (``client saw …``)."""
+    out = []
+    for client, outcome, seen in zip(row["clients"], row["outcomes"], row["seen"]):
+        said = t("term.seen", lang, seen=_seen_statuses(seen, lang), outcome=_outcome(outcome, lang),
+                 status=seen[-1] if seen else "").rstrip()
+        if saw:
+            said = t("cmp.ended_saw", lang, client=client, seen=said)
+        elif len(row["seen"]) > 1:
+            said = f"{client}: {said}"
+        out.append(said)
+    return out
 
 
-def comparison_table(comparison) -> Table:
+def _meaning(row: dict, lang: str) -> str:
+    from ..compare import meaning
+
+    return row["meaning"] if lang == "en" else meaning(row["verdict"], row["violations"], lang)
+
+
+def comparison_table(comparison, lang: str = "en") -> Table:
     """design × charges, captures, what the client saw, the longest wait, replay identical, verdict, meaning.
 
     With several operations (a duplicate, a second purchase) the client column has one line per operation,
     in the same order, each naming its client."""
-    table = Table(title=Text(_title(comparison)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("design", no_wrap=True)
-    table.add_column("charges", justify="right", min_width=7)
-    table.add_column("captures", justify="right", min_width=8)
-    table.add_column("client saw → ended", no_wrap=True)
-    table.add_column("wait (s)", justify="right", min_width=5)
-    table.add_column("replay identical", min_width=9)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("meaning", no_wrap=True)
+    table = Table(title=Text(_title(comparison, lang)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column(t("cmp.design", lang), no_wrap=True)
+    table.add_column(t("cmp.charges", lang), justify="right", min_width=7)
+    table.add_column(t("cmp.captures", lang), justify="right", min_width=8)
+    table.add_column(t("cmp.saw", lang), no_wrap=True)
+    table.add_column(t("cmp.wait", lang), justify="right", min_width=5)
+    table.add_column(t("cmp.identical", lang), min_width=9)
+    table.add_column(t("cmp.verdict", lang), no_wrap=True)
+    table.add_column(t("cmp.meaning", lang), no_wrap=True)
     for row in comparison.rows:
-        identical = {None: "—", True: "yes", False: "NO"}[row["replay_identical"]]
+        identical = {None: "—", True: t("cmp.yes", lang), False: t("cmp.no", lang)}[row["replay_identical"]]
         table.add_row(Text(safe(row["label"])), str(row["charges"]), str(row["captures"]),
-                      Text(safe("\n".join(_ended(row)))),
+                      Text(safe("\n".join(_ended(row, lang=lang)))),
                       f"{row['wait_seconds']:.3f}" if row["wait_seconds"] else "—", identical,
-                      Text(row["verdict"], style=VERDICT_STYLE[row["verdict"]]),
-                      Text(row["meaning"], style="green" if row["meaning"] == "correct" else "red"))
+                      Text(t(f"verdict.{row['verdict']}", lang), style=VERDICT_STYLE[row["verdict"]]),
+                      Text(_meaning(row, lang), style="green" if row["meaning"] == "correct" else "red"))
     return table
 
 
-def comparison_stack(comparison) -> list[Text]:
+def comparison_stack(comparison, lang: str = "en") -> list[Text]:
     """The comparison for a narrow terminal: a block of short lines per row instead of one wide table row."""
     from rich.padding import Padding
 
-    lines: list = [Text(_title(comparison), style="bold"), Text("")]
+    lines: list = [Text(_title(comparison, lang), style="bold"), Text("")]
     for row in comparison.rows:
         head = Text(safe(row["label"]), style="bold")
-        head.append(f"  charges {row['charges']}  captures {row['captures']}  ")
-        head.append(row["verdict"], style=VERDICT_STYLE[row["verdict"]])
+        head.append(t("cmp.head", lang, charges=row["charges"], captures=row["captures"]))
+        head.append(t(f"verdict.{row['verdict']}", lang), style=VERDICT_STYLE[row["verdict"]])
         lines.append(head)
-        lines.append(Padding(Text(row["meaning"], style="green" if row["meaning"] == "correct" else "red"),
+        lines.append(Padding(Text(_meaning(row, lang), style="green" if row["meaning"] == "correct" else "red"),
                              (0, 0, 0, 2)))
         extra = []
         if row["wait_seconds"]:
-            extra.append(f"waited {row['wait_seconds']:.3f} s on the index")
+            extra.append(t("cmp.waited", lang, seconds=row["wait_seconds"]))
         if row["replay_identical"] is not None:
-            extra.append("replay identical" if row["replay_identical"] else "replay DIFFERENT")
-        for i, ended in enumerate(_ended(row, saw=" saw")):
+            extra.append(t("cmp.replay_identical", lang) if row["replay_identical"] else t("cmp.replay_different", lang))
+        for i, ended in enumerate(_ended(row, saw=True, lang=lang)):
             lines.append(Padding(Text(safe(ended + ("; " + "; ".join(extra) if extra and i == 0 else ""))),
                                  (0, 0, 0, 2)))
     return lines
 
 
-def print_comparison(console: Console, comparison) -> None:
+def print_comparison(console: Console, comparison, lang: str = "en") -> None:
     """The comparison as one table when it fits the terminal, else stacked; then failures and the commands."""
-    table = comparison_table(comparison)
+    table = comparison_table(comparison, lang)
     natural = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
     if natural <= console.width:
         console.print(table)
     else:  # never squeeze a column: a truncated status list would misreport the run
-        for line in comparison_stack(comparison):
+        for line in comparison_stack(comparison, lang):
             console.print(line)
         console.print()
     for row in comparison.rows:
         for failure in row["failures"]:
-            console.print(Text(safe(f"{row['label']}: {failure}"), style="red"))
+            console.print(Text(safe(f"{row['label']}: {_failure(failure, lang)}"), style="red"))
     words = ["idemsim", "run", comparison.source or comparison.scenario, "--design", "DESIGN", "--seed",
              str(comparison.seed)]
     if comparison.variant:
         words += ["--variant", comparison.variant]
-    for line in continued(shlex.join(words), console.width, "Each row is one run; its timeline: "):
+    for line in continued(shlex.join(words), console.width, t("cmp.each_row", lang)):
         console.print(safe(line), markup=False, highlight=False)
     variants = {row["label"].partition(" ")[2].strip("()"): row["story"] for row in comparison.rows if row["options"]}
     if variants:
-        console.print(Text(safe("Rows with options run a variant: " + "; ".join(
-            f"{options} → " + (f"--variant {story}" if story else "the main story (no --variant)")
-            for options, story in variants.items()))))
+        console.print(Text(safe(t("cmp.options", lang, list="; ".join(
+            f"{options} → " + (f"--variant {story}" if story else t("cmp.main_story", lang))
+            for options, story in variants.items())))))
 
 
 # -- idemsim show ------------------------------------------------------------------------------------------
@@ -409,22 +454,22 @@ def _expectations(scenario) -> list[str]:
             for design, e in scenario.expect.items()]
 
 
-def reflow(text: str) -> str:
-    """Prose written with hard line breaks, as paragraphs: the lines of each paragraph joined by spaces."""
-    paragraphs = [" ".join(line.strip() for line in block.splitlines() if line.strip())
-                  for block in text.strip().split("\n\n")]
-    return "\n".join(p for p in paragraphs if p)
-
-
 def _section(console: Console, heading: str, body: str, prose: bool = False) -> None:
     """A heading and its text, indented two columns and wrapped at the terminal's width; ``prose`` is
     reflowed first (its line breaks are the file's, not the reader's)."""
-    from rich.padding import Padding
-
-    console.print(Text(safe(heading), style="bold", overflow="fold"))
+    print_prose(console, heading, style="bold")
     for line in (reflow(body) if prose else body.strip()).splitlines():
-        console.print(Padding(Text(safe(line), overflow="fold"), (0, 0, 0, 2)))
+        print_prose(console, line, indent=2)
     console.print()
+
+
+def print_prose(console: Console, line: str, indent: int = 0, style: str = "") -> None:
+    """One line of text wrapped at the terminal's width, Japanese or English (`prose.wrap`), every piece
+    indented as far as the line itself is, plus ``indent``."""
+    line = safe(line)
+    indent += len(line) - len(line.lstrip(" "))
+    for piece in wrap(line.lstrip(" "), console.width - indent) or [""]:
+        console.print(Text(" " * indent + piece, style=style, no_wrap=True, overflow="ignore"))
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -437,42 +482,46 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def print_show(console: Console, scenario, stories) -> None:
+def print_show(console: Console, scenario, stories, lang: str = "en") -> None:
     """What happens, what it teaches, the article's passage, the set-up, and every story's expectations."""
-    console.print(Text(safe(f"{scenario.name} — {scenario.title}"), style="bold cyan", overflow="fold"))
-    console.print(Text(safe(f"{scenario.group}  ·  {scenario.summary}"), overflow="fold"))
+    text = scenario.text
+    print_prose(console, f"{scenario.name} — {text('title', lang)}", style="bold cyan")
+    print_prose(console, f"{text('group', lang)}  ·  {text('summary', lang)}")
     console.print()
-    _section(console, "What happens", scenario.story, prose=True)
-    _section(console, "What it teaches", scenario.teaches, prose=True)
+    _section(console, t("show.happens", lang), text("story", lang), prose=True)
+    _section(console, t("show.teaches", lang), text("teaches", lang), prose=True)
     if scenario.article.strip():
-        _section(console, "From the article", scenario.article)
-    setup = [f"design: {scenario.design}   (compare: {', '.join(scenario.compare or ['every design'])})",
-             f"client: key {scenario.client.key_strategy}, timeout {scenario.client.timeout:g} s, "
-             f"{scenario.client.max_attempts} attempts, backoff {scenario.client.backoff:g} s"]
+        _section(console, t("show.article", lang), unwrap_japanese(scenario.article))
+    c = scenario.client
+    setup = [t("show.design", lang, design=scenario.design,
+               compare=", ".join(scenario.compare or [t("show.every_design", lang)])),
+             t("show.client", lang, keys=c.key_strategy, timeout=c.timeout, attempts=c.max_attempts,
+               backoff=c.backoff)]
     for i, op in enumerate(scenario.operations, start=1):
-        key = f", key {op.key}" if op.key else ""
+        key = t("show.key", lang, key=op.key) if op.key else ""
         body = f" {json.dumps(op.body, ensure_ascii=False)}" if op.body else ""
-        setup.append(f"operation {i} at {op.at:g} s ({op.client}): {op.method} {op.path}{body}{key}")
-    setup += [f"fault {i}: {f.describe()}" for i, f in enumerate(scenario.faults, start=1)] or ["faults: none"]
-    _section(console, "Set-up", "\n".join(setup))
-    _section(console, "Expected", "\n".join(_expectations(scenario)) or "nothing stated")
+        setup.append(t("show.operation", lang, i=i, at=op.at, client=op.client, method=op.method, path=op.path,
+                       body=body, key=key))
+    setup += [t("show.fault", lang, i=i, fault=f.describe(lang)) for i, f in enumerate(scenario.faults, start=1)] \
+        or [t("show.no_faults", lang)]
+    _section(console, t("show.setup", lang), "\n".join(setup))
+    _section(console, t("show.expected", lang), "\n".join(_expectations(scenario)) or t("show.nothing_stated", lang))
     for story in stories[1:]:
-        heading = f"Variant {story.variant} — {story.title}"
+        heading = t("show.variant", lang, name=story.variant, title=story.text("title", lang))
         changes = [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in _flatten(scenario.variants[story.variant])
-                   if k.split(".")[0] not in ("title", "summary", "story", "teaches", "article", "expect", "faults")]
+                   if k.split(".")[0] not in ("title", "summary", "story", "teaches", "article", "expect", "faults",
+                                              "ja")]
         if "faults" in scenario.variants[story.variant]:
-            changes.append("faults: " + ("; ".join(f.describe() for f in story.faults) or "none"))
-        body = [story.summary, ""] + reflow(story.story).splitlines() + [""] + \
-               ([f"changes: {'; '.join(changes)}"] if changes else []) + \
-               [f"expected {line}" for line in _expectations(story)]
+            changes.append("faults: " + ("; ".join(f.describe(lang) for f in story.faults) or t("show.none", lang)))
+        body = [story.text("summary", lang), ""] + reflow(story.text("story", lang)).splitlines() + [""] + \
+               ([t("show.changes", lang, changes="; ".join(changes))] if changes else []) + \
+               [t("show.expected_line", lang, line=line) for line in _expectations(story)]
         _section(console, heading, "\n".join(body))
     if scenario.diagrams:
         n = len(scenario.diagrams)
-        console.print(Text(f"The article draws {n} diagram{'s' if n > 1 else ''} for this story: "
-                           f"idemsim show {safe(scenario.name)} --format mermaid", overflow="fold"))
-    console.print(Text(f"Run it: idemsim run {safe(scenario.name)}   ·   every design: idemsim compare "
-                       f"{safe(scenario.name)}   ·   as a diagram: idemsim run {safe(scenario.name)} --format "
-                       f"mermaid", overflow="fold"))
+        console.print(Text(t("show.diagrams", lang, n=n, s="s" if n > 1 else "", name=safe(scenario.name)),
+                           overflow="fold"))
+    console.print(Text(t("show.run_it", lang, name=safe(scenario.name)), overflow="fold"))
 
 
 # -- idemsim sweep -------------------------------------------------------------------------------------------
@@ -496,24 +545,25 @@ def _measure(row: dict, measure: str) -> str:
     return f"{value:.2f}"
 
 
-def sweep_table(result, config=None) -> Table:
+def sweep_table(result, config=None, lang: str = "en") -> Table:
     """One row per point and design: the varied fields, the runs, the rates the sweep is about (with their
     intervals), attempts per purchase and the time to the final answer (p95)."""
     from ..sweep import point_text
 
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
-    measures = [m for m in measures if m != "time_to_answer.p95"][:2]
-    table = Table(title=Text(safe(f"{result.scenario} — {result.seeds} runs a point (seed {result.base_seed}); "
-                                  f"rates with their 95 % intervals")), title_justify="left", box=box.SIMPLE_HEAD,
+    measures = [m for m in measures if m not in ("time_to_answer.p95", "attempts")][:2]  # columns of their own
+    table = Table(title=Text(safe(t("sw.title", lang, scenario=result.scenario, seeds=result.seeds,
+                                    seed=result.base_seed))), title_justify="left", box=box.SIMPLE_HEAD,
                   pad_edge=False)
-    table.add_column("design", no_wrap=True)
+    table.add_column(t("cmp.design", lang), no_wrap=True)
     for axis in result.axes:
         table.add_column(Text(safe(axis.field.rsplit(".", 1)[-1].replace("_", " "))), justify="right")
     for m in measures:
-        table.add_column(m.replace("_", " ").replace(".", " "), justify="right")
-    table.add_column("attempts", justify="right")
-    table.add_column("p95 (s)", justify="right")
+        table.add_column(ProseText(m.replace("_", " ").replace(".", " ") if lang == "en" else _measure_name(m, lang),
+                                   justify="right"), justify="right")
+    table.add_column(t("sw.attempts", lang), justify="right")
+    table.add_column(t("sw.p95", lang), justify="right")
     previous = None
     for row in result.rows:
         point = tuple(row[a.field] for a in result.axes)
@@ -526,7 +576,13 @@ def sweep_table(result, config=None) -> Table:
     return table
 
 
-def print_sweep(console: Console, result, config=None) -> None:
-    console.print(sweep_table(result, config))
-    console.print(Text("Rates are of runs in which at least one purchase suffered it; the JSON (--format json) "
-                       "has every rate, the percentiles and the key records held.", overflow="fold"))
+def _measure_name(measure: str, lang: str) -> str:
+    from ..i18n import MESSAGES
+
+    key = f"sweep.{measure}"
+    return t(key, lang) if key in MESSAGES else measure
+
+
+def print_sweep(console: Console, result, config=None, lang: str = "en") -> None:
+    console.print(sweep_table(result, config, lang))
+    console.print(Text(t("sw.note", lang), overflow="fold"))
