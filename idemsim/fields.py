@@ -164,10 +164,10 @@ def first_problem(value: Any, *, as_json: bool = False, max_depth: int = MAX_NES
             for name, child in reversed(pairs):
                 pending.append((child, path + (name,), depth + 1))
             for name, _ in pairs:
-                if isinstance(name, str) and not _unicode(name):
+                if isinstance(name, str) and not is_unicode(name):
                     return path, Message("err.name_not_unicode")
         elif isinstance(item, str):
-            if not _unicode(item):
+            if not is_unicode(item):
                 return path, Message("err.text_not_unicode")
         elif not as_json or item is None or isinstance(item, bool):
             continue
@@ -184,7 +184,8 @@ def first_problem(value: Any, *, as_json: bool = False, max_depth: int = MAX_NES
     return None
 
 
-def _unicode(text: str) -> bool:
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (no lone surrogates, as JSON's \\ud800 escapes can make)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -19,6 +19,15 @@ from idemsim.db.schedule import load, run_on_model, shipped
 UNREACHABLE = "postgresql://postgres@127.0.0.1:9/test"
 
 
+def _postgres_disagreeing(monkeypatch) -> None:
+    """PostgreSQL, faked, answering article-wait-commit's s2 insert with 1 row and leaving no charge."""
+    document = run_on_model(load("article-wait-commit")).document
+    document["sessions"]["s2"][0].update(rows=1, end=1.0)
+    document["tables"]["charges"] = []
+    monkeypatch.setattr(postgres, "server_version", lambda dsn: "PostgreSQL 15.0 on test")
+    monkeypatch.setattr(postgres, "run_postgres", lambda s, dsn, scale: postgres.PostgresRun(document, {}, {}))
+
+
 def invoke(*args: str):
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
 
@@ -93,13 +102,7 @@ class TestRun:
 class TestCompare:
     def test_a_disagreement_is_shown_and_exits_1(self, monkeypatch):
         """When PostgreSQL's result differs, compare marks the step and the tables and exits 1."""
-        schedule = load("article-wait-commit")
-        document = run_on_model(schedule).document
-        document["sessions"]["s2"][0].update(rows=1, end=1.0)
-        document["tables"]["charges"] = []
-        monkeypatch.setattr(postgres, "server_version", lambda dsn: "PostgreSQL 15.0 on test")
-        monkeypatch.setattr(postgres, "run_postgres",
-                            lambda s, dsn, scale: postgres.PostgresRun(document, {}, {}))
+        _postgres_disagreeing(monkeypatch)
         result = invoke("compare", "article-wait-commit")
         assert result.exit_code == 1
         assert "✗ rows: model 0 vs PostgreSQL 1; end: model" in result.stdout
@@ -156,13 +159,7 @@ class TestJapanese:
 
     def test_a_disagreement_is_said_in_japanese(self, monkeypatch):
         """Under IDEMSIM_LANG=ja, compare's columns, problems, tables line and verdict are Japanese."""
-        schedule = load("article-wait-commit")
-        document = run_on_model(schedule).document
-        document["sessions"]["s2"][0].update(rows=1, end=1.0)
-        document["tables"]["charges"] = []
-        monkeypatch.setattr(postgres, "server_version", lambda dsn: "PostgreSQL 15.0 on test")
-        monkeypatch.setattr(postgres, "run_postgres",
-                            lambda s, dsn, scale: postgres.PostgresRun(document, {}, {}))
+        _postgres_disagreeing(monkeypatch)
         result = CliRunner().invoke(app, ["compare", "article-wait-commit"], env={"COLUMNS": "200",
                                                                                  "IDEMSIM_LANG": "ja"})
         assert result.exit_code == 1

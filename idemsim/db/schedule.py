@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from idemsim.db.engine import OPS, Connection, Database, DbEvent, Result, arrival_order
 from idemsim.errors import InputError, Message, choices
+from idemsim.fields import is_unicode
 from idemsim.paths import scenarios_dir
 from idemsim.readers import kind_said
 
@@ -302,22 +303,14 @@ def _check_values(data: Any, source: str) -> None:
                 items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
                 for name, item in reversed(items):
                     pending.append((item, path + (name,), depth + 1))
-                    if isinstance(name, str) and not _unicode(name):
+                    if isinstance(name, str) and not is_unicode(name):
                         pending.append((name, path, depth + 1))
         elif isinstance(value, float) and not math.isfinite(value):
             problem = Message("err.db.not_finite", value=_json(value))
-        elif isinstance(value, str) and not _unicode(value):
+        elif isinstance(value, str) and not is_unicode(value):
             problem = Message("err.db.not_unicode", value=repr(value.encode("utf-8", "backslashreplace").decode()))
         if problem is not None:
             raise InputError("err.db.at", file=source, place=_place(path), problem=problem)
-
-
-def _unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _place(path: tuple) -> Message | str:

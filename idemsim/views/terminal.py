@@ -30,19 +30,9 @@ VERDICT_STYLE = {"held": "bold green", "failed": "bold red", "vacuous": "bold re
 
 def timeline_table(run, lang: str = "en") -> Table:
     """Every event of the run, one row each: time, who to whom, what happened (statements as short SQL)."""
-    table = Table(title=Text(safe(t("term.title", lang, name=run.name, design=run.design))), title_justify="left",
-                  expand=False, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
-    table.add_column(t("term.time", lang), justify="right", no_wrap=True)
-    table.add_column(t("term.from_to", lang), no_wrap=True)
-    table.add_column(t("term.what", lang), overflow="fold")
-    for e in run.trace:
-        src, dst = endpoints(e)
-        style = KIND_STYLE.get(e.kind, "")
-        if e.kind == "db.result" and e.data.get("waited"):
-            style = "yellow"
-        if e.kind == "db.result" and e.data.get("error"):
-            style = "red"
-        table.add_row(f"{e.t:.3f}", Text(safe(f"{src} → {dst}" if dst else src)), ProseText(safe(describe(e, short=True, lang=lang)), style=style))
+    table = _timeline_frame(run, lang)
+    for time, who, what, style in _timeline_rows(run, lang):
+        table.add_row(time, Text(who), ProseText(what, style=style))
     return table
 
 
