@@ -197,14 +197,19 @@ def test_a_notebook_shows_a_figure(path):
     assert images(nb) >= 1
 
 
+def assert_every_check_prints(nb, verdict: str) -> None:
+    """The executed notebook has checking cells, and each printed ``verdict: why`` and raised nothing."""
+    checks = [c for c in nb.cells if _tagged(c, "check")]
+    assert checks
+    for cell in checks:
+        assert stdout(cell).startswith(f"{verdict}: ") and not errors(cell), (_source(cell)[:40], stdout(cell))
+
+
 @pytest.mark.parametrize("path", ANSWERS, ids=_ids(ANSWERS))
 def test_every_check_of_an_answer_notebook_prints_right(path):
     """In an answer notebook every checking cell prints "right", with why."""
     nb, _ = executed(path)
-    checks = [c for c in nb.cells if _tagged(c, "check")]
-    assert checks
-    for cell in checks:
-        assert stdout(cell).startswith("right: ") and not errors(cell), (_source(cell)[:40], stdout(cell))
+    assert_every_check_prints(nb, "right")
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=_ids(LESSONS))
@@ -212,10 +217,7 @@ def test_every_check_of_a_lesson_left_unanswered_prints_not_yet(path):
     """In a lesson as shipped (answers left as placeholders) every checking cell prints "not yet" and raises
     nothing."""
     nb, _ = executed(path)
-    checks = [c for c in nb.cells if _tagged(c, "check")]
-    assert checks
-    for cell in checks:
-        assert stdout(cell).startswith("not yet: ") and not errors(cell), (_source(cell)[:40], stdout(cell))
+    assert_every_check_prints(nb, "not yet")
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=_ids(LESSONS))

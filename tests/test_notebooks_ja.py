@@ -215,21 +215,13 @@ class TestExecuted:
     def test_every_check_of_an_answer_notebook_prints_right(self, path):
         """In a Japanese answer notebook every checking cell prints "right", with why."""
         nb, _ = executed(path)
-        checks = [c for c in nb.cells if english._tagged(c, "check")]
-        assert checks
-        for cell in checks:
-            assert english.stdout(cell).startswith("right: ") and not english.errors(cell), \
-                (english._source(cell)[:40], english.stdout(cell))
+        english.assert_every_check_prints(nb, "right")
 
     @pytest.mark.parametrize("path", LESSONS, ids=_ids(LESSONS))
     def test_every_check_of_a_lesson_left_unanswered_prints_not_yet(self, path):
         """In a Japanese lesson as shipped every checking cell prints "not yet" and raises nothing."""
         nb, _ = executed(path)
-        checks = [c for c in nb.cells if english._tagged(c, "check")]
-        assert checks
-        for cell in checks:
-            assert english.stdout(cell).startswith("not yet: ") and not english.errors(cell), \
-                (english._source(cell)[:40], english.stdout(cell))
+        english.assert_every_check_prints(nb, "not yet")
 
     def test_idemsim_speaks_japanese_in_a_japanese_notebook(self):
         """After the setup cell, what idemsim writes itself is in the article's words: lesson 2's state diagram
