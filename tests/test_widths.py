@@ -1,9 +1,11 @@
 """Every line of the text views fits an 80-column terminal: `run`, `run --brief`, `compare` and `show`, for every
-shipped scenario (rich reads the width from ``COLUMNS``, as a real terminal of that width would give it)."""
+shipped scenario, in English and in Japanese (rich reads the width from ``COLUMNS``, as a real terminal of that
+width would give it; a line's width is counted in terminal cells, two for a Japanese character)."""
 
 from __future__ import annotations
 
 import pytest
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from idemsim.cli import app
@@ -16,26 +18,27 @@ WIDTH = 80
 def too_wide(*args: str) -> list[str]:
     result = runner.invoke(app, list(args), env={"COLUMNS": str(WIDTH)})
     assert result.exit_code in (0, 1), result.output
-    return [line for line in result.stdout.splitlines() if len(line) > WIDTH]
+    return [line for line in result.stdout.splitlines() if cell_len(line) > WIDTH]
 
 
+@pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("name", builtin_names())
 class TestEightyColumns:
-    def test_run_fits(self, name):
+    def test_run_fits(self, name, lang):
         """Every line of `run` (timeline, summary, the reproduce command) fits in 80 columns."""
-        assert too_wide("run", name) == []
+        assert too_wide("run", name, "--lang", lang) == []
 
-    def test_run_brief_fits(self, name):
+    def test_run_brief_fits(self, name, lang):
         """Every line of `run --brief` fits in 80 columns."""
-        assert too_wide("run", name, "--brief") == []
+        assert too_wide("run", name, "--brief", "--lang", lang) == []
 
-    def test_compare_fits(self, name):
+    def test_compare_fits(self, name, lang):
         """Every line of `compare` fits in 80 columns: a wide table is stacked instead."""
-        assert too_wide("compare", name) == []
+        assert too_wide("compare", name, "--lang", lang) == []
 
-    def test_show_fits(self, name):
+    def test_show_fits(self, name, lang):
         """Every line of `show` fits in 80 columns, and no raw diagram source is printed."""
-        assert too_wide("show", name) == []
+        assert too_wide("show", name, "--lang", lang) == []
         assert "sequenceDiagram" not in runner.invoke(app, ["show", name], env={"COLUMNS": "80"}).stdout
 
 
