@@ -14,6 +14,8 @@ English is the default.
 from __future__ import annotations
 
 import os
+import string
+import unicodedata
 
 LANGS = ("en", "ja")
 """The languages every message exists in."""
@@ -851,5 +853,33 @@ def language(lang: str | None = None) -> str:
 
 
 def text(message: str, lang: str | None = None, /, **fields) -> str:
-    """The message ``message`` in ``lang``, its fields filled in."""
-    return MESSAGES[message][language(lang)].format(**fields)
+    """The message ``message`` in ``lang``, its fields filled in. In Japanese, the half-width space a message
+    puts between a field and a Japanese word (``{client} が``: needed when the field is ``client-a``) is dropped
+    when the field itself is Japanese (``クライアントが``), as the glossary's spacing rule asks."""
+    lang = language(lang)
+    template = MESSAGES[message][lang]
+    return template.format(**fields) if lang != "ja" else _japanese(template, fields)
+
+
+_FORMATTER = string.Formatter()
+
+
+def _japanese(template: str, fields: dict) -> str:
+    out = ""
+    for literal, name, spec, conversion in _FORMATTER.parse(template):
+        if literal[:1] == " " and literal[1:2] not in ("", " ") and wide(literal[1]) and out and wide(out[-1]):
+            literal = literal[1:]
+        out += literal
+        if name is None:
+            continue
+        value = _FORMATTER.convert_field(_FORMATTER.get_field(name, (), fields)[0], conversion)
+        value = _FORMATTER.format_field(value, _FORMATTER.vformat(spec, (), fields))
+        if value and wide(value[0]) and out[-1:] == " " and out[-2:-1] not in ("", " ") and wide(out[-2]):
+            out = out[:-1]
+        out += value
+    return out
+
+
+def wide(ch: str) -> bool:
+    """Whether a character is East Asian wide (Japanese): two terminal cells, and no space beside another."""
+    return unicodedata.east_asian_width(ch) in "WF"

@@ -86,3 +86,20 @@ class TestEveryCommandSpeaksJapanese:
         for words in ("課金の記録", "売上確定", "クライアントが見た応答", "保存済みの応答", "最初の応答と同一",
                       "要求 1.1 への応答が失われる", "不明（タイムアウト）"):
             assert words in out
+
+
+class TestJapaneseSpacing:
+    def test_a_space_stands_between_a_latin_field_and_japanese_only(self):
+        """`{client} が…` keeps its space after client-a and drops it after クライアント (the glossary's rule)."""
+        seen = dict(seen="201", outcome="成功")
+        assert text("verdict.seen", "ja", client="client-a", **seen) == "client-a が受け取った応答: 201 → 成功"
+        assert text("verdict.seen", "ja", client="クライアント", **seen) == "クライアントが受け取った応答: 201 → 成功"
+
+    def test_a_field_ending_in_japanese_joins_the_word_after_it(self):
+        """The space after a field is dropped when both sides are Japanese, kept beside a number or a name."""
+        assert text("event.wait", "ja", seconds="4 秒") == "4 秒待たされる"
+        assert text("viol.by", "ja", id="ch_1", who="1.1") == "1.1 の ch_1"
+
+    def test_english_is_formatted_as_written(self):
+        """English messages are Python format strings and nothing more."""
+        assert text("viol.by", "en", id="ch_1", who="1.1") == "ch_1 by 1.1"

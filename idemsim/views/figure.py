@@ -271,7 +271,7 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
              (text("money.captures", lang, n=s["captures"]), "#000000", "normal")]
     several = len(s["operations"]) > 1 and len({op["client"] for op in s["operations"]}) < len(s["operations"])
     for op in s["operations"]:
-        seen = ", ".join(_status(x, lang) for x in op["seen"]) or text("verdict.nothing", lang)
+        seen = text("list.sep", lang).join(_status(x, lang) for x in op["seen"]) or text("verdict.nothing", lang)
         outcome = text(f"outcome.{op['outcome']}", lang)
         if op["status"] is not None:
             outcome += f" {op['status']}"
@@ -288,7 +288,8 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
             name = text(f"property.{v['property']}", lang)
             if name not in names:
                 names.append(name)
-        items.append((text("verdict.broken", lang, names=", ".join(names)), OUTCOME_TEXT["fail"], "bold"))
+        items.append((text("verdict.broken", lang, names=text("list.sep", lang).join(names)), OUTCOME_TEXT["fail"],
+                      "bold"))
     else:
         from ..properties import PROPERTIES
 

@@ -12,13 +12,12 @@ Guarantees:
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from rich.cells import cell_len
 from rich.containers import Lines
 from rich.measure import Measurement
 from rich.text import Text
+
+from ..i18n import wide
 
 NO_LINE_START = set("、。，．・：；？！）」』】〕〉》ー～…‥々ゝゞヽヾぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ"
                     ")]},.:;!?%")
@@ -26,11 +25,6 @@ NO_LINE_START = set("、。，．・：；？！）」』】〕〉》ー～…�
 
 NO_LINE_END = set("（「『【〔〈《([{")
 """Marks that must not end a line: opening brackets."""
-
-
-def wide(ch: str) -> bool:
-    """Whether a character is East Asian wide (Japanese), the kind a line may break on either side of."""
-    return unicodedata.east_asian_width(ch) in "WF"
 
 
 def reflow(text: str) -> str:
