@@ -35,6 +35,7 @@ from .fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSec
 from .http import Request, Response
 from .network import Latency
 from .trace import Trace
+from .waits import Task
 
 Isolation = Literal["read committed", "repeatable read", "serializable"]
 
@@ -119,6 +120,7 @@ class Handler:
         self.name = name
         self.config = api.config
         self.conn = api.db.connect(name)
+        self.conn.done = self._statement_done
         self.generation = api.generation
         """The process incarnation this handler belongs to; a crash makes it stale."""
         self.in_statement = False
@@ -144,29 +146,32 @@ class Handler:
         return (self.request.body or {}).get("amount", 0)
 
     def sql(self, op: str, **fields: Any):
-        """Run one statement (see `idemsim.db.engine`); returns its `Result`."""
+        """Run one statement (see `idemsim.db.engine`): ``yield from h.sql(...)`` gives its `Result`. (Not a
+        generator of its own: it checks, then hands over the connection's, which calls `_statement_done`.)"""
         self.last_statement = op
         self.statements += 1
         if self.statements > MAX_STATEMENTS:
             raise DesignError("err.design.statements", design=repr(self.api.design), request=self.request.id,
-                              n=MAX_STATEMENTS, t=self.env.now)
+                              n=MAX_STATEMENTS, t=self.env._now)
         if self.generation != self.api.generation:
             raise ApiCrashed("process died")
         self.in_statement = True
-        result = yield from self.conn.execute(op, **fields)
+        return self.conn.execute(op, **fields)
+
+    def _statement_done(self) -> None:
+        """The connection's statement has ended (its result is recorded)."""
         self.in_statement = False
         if self.generation != self.api.generation:
             # The process died while this statement ran; like a PostgreSQL backend blocked on a lock, the
             # session notices the closed socket only now, and its transaction rolls back now.
             self.api.drop(self)
             raise ApiCrashed("process died")
-        return result
 
     def work(self, seconds: float, what: str = "work"):
         """Work outside the database that touches no other party (the processor is `capture`)."""
         self._alive()
         if seconds > 0:
-            self.api.trace.record(self.env.now, self.name, "api.sleep", None, seconds=seconds, what=what)
+            self.api.trace.record(self.env._now, self.name, "api.sleep", None, seconds=seconds, what=what)
             yield self.env.timeout(seconds)
         self._alive()
 
@@ -186,8 +191,10 @@ class Handler:
 
     def point(self, point: str) -> None:
         """A named crash point: the process dies here if the fault plan says so."""
-        self._alive()
-        if not self.api.plan.crashes:
+        api = self.api
+        if self.generation != api.generation:
+            raise ApiCrashed("process died")
+        if not api.plan.crashes:
             return
         crash = self.api.plan.crash(point, self.request.op, self.request.attempt)
         if crash is not None:
@@ -211,7 +218,7 @@ class Worker:
         self.conn = api.db.connect(name)
 
     def sql(self, op: str, **fields: Any):
-        return (yield from self.conn.execute(op, **fields))
+        return self.conn.execute(op, **fields)
 
     def lookup(self, key: str):
         """Ask the processor what became of ``key`` (never captures)."""
@@ -221,11 +228,11 @@ class Worker:
         """Crash points name a request's attempt; a background process has none."""
 
     def finished(self, key: str, response: Response) -> None:
-        self.api.trace.record(self.env.now, self.name, "completer.finish", None, key=key,
+        self.api.trace.record(self.env._now, self.name, "completer.finish", None, key=key,
                               status=response.status, body=response.body)
 
     def released(self, key: str, point: str) -> None:
-        self.api.trace.record(self.env.now, self.name, "completer.release", None, key=key,
+        self.api.trace.record(self.env._now, self.name, "completer.release", None, key=key,
                               reason=f"abandoned at {point}")
 
 
@@ -290,12 +297,12 @@ class Api:
     def receive(self, request: Request, respond: Callable[..., None]) -> None:
         client = request.client
         if not self.up:
-            self.trace.record(self.env.now, client, "request.refused", "api", request=request.id)
+            self.trace.record(self.env._now, client, "request.refused", "api", request=request.id)
             return
         self.requests += 1
         name = f"api#{self.requests}"
-        self.trace.record(self.env.now, client, "request.arrive", "api", request=request.id, handler=name)
-        self.env.process(self._serve(request, respond, name))
+        self.trace.record(self.env._now, client, "request.arrive", "api", request=request.id, handler=name)
+        Task(self.env, self._serve(request, respond, name))
 
     def _serve(self, request: Request, respond, name: str):
         self.in_flight += 1
@@ -317,15 +324,16 @@ class Api:
         finally:
             self.in_flight -= 1
             self.handlers.pop(name, None)
+            handler.conn.done = None  # (no cycle through the connection outlives the handler)
             if slot is not None:
                 self.pool.release(slot)
         self.log_lines += 1
         if answered["by_gateway"]:
-            self.trace.record(self.env.now, name, "response.dropped", "gateway", request=request.id,
+            self.trace.record(self.env._now, name, "response.dropped", "gateway", request=request.id,
                               status=response.status, body=response.body, replay=response.replay)
             return
         answered["done"] = True
-        self.trace.record(self.env.now, name, "response.send", request.client,
+        self.trace.record(self.env._now, name, "response.send", request.client,
                           request=request.id,
                           status=response.status, body=response.body, replay=response.replay)
         respond(response, name)
@@ -333,23 +341,23 @@ class Api:
     def _connection(self, request: Request, name: str):
         """Wait for a free connection of the pool, first come first served; None if the process died
         meanwhile (the request then gets no answer)."""
-        generation, since = self.generation, self.env.now
+        generation, since = self.generation, self.env._now
         slot = self.pool.request()
         if not slot.triggered:
             self.trace.record(since, name, "pool.wait", None, request=request.id, queued=len(self.pool.queue))
         yield slot
-        if self.env.now > since:
-            self.trace.record(self.env.now, name, "pool.acquire", None, request=request.id,
-                              waited=round(self.env.now - since, 6))
+        if self.env._now > since:
+            self.trace.record(self.env._now, name, "pool.acquire", None, request=request.id,
+                              waited=round(self.env._now - since, 6))
         if generation != self.generation:
             self.pool.release(slot)
-            self.trace.record(self.env.now, name, "api.died", None, request=request.id)
+            self.trace.record(self.env._now, name, "api.died", None, request=request.id)
             return None
         return slot
 
     def unavailable(self, request: Request, respond) -> None:
         """During an outage in ``503`` mode, a gateway in front of the API answers for it."""
-        self.trace.record(self.env.now, "gateway", "gateway.unavailable", request.client, request=request.id,
+        self.trace.record(self.env._now, "gateway", "gateway.unavailable", request.client, request=request.id,
                           status=503)
         respond(Response(503, {"error": "service unavailable"}), "gateway")
 
@@ -367,7 +375,7 @@ class Api:
         except Exception as error:  # the user's code failed: report it as their input, exit 2
             where = Message("err.design.request", request=handler.request.id) if handler is not None else who
             last = getattr(handler, "last_statement", None)
-            said = dict(design=repr(spec.name), where=where, t=self.env.now, error_type=type(error).__name__,
+            said = dict(design=repr(spec.name), where=where, t=self.env._now, error_type=type(error).__name__,
                         error=_shorten(str(error)))
             if last:
                 raise DesignError("err.design.failed_at", statement=repr(last), **said) from None
@@ -379,7 +387,7 @@ class Api:
             return
         answered["by_gateway"] = True
         response = Response(504, {"error": "gateway timeout"})
-        self.trace.record(self.env.now, "gateway", "gateway.timeout", request.client,
+        self.trace.record(self.env._now, "gateway", "gateway.timeout", request.client,
                           request=request.id,
                           status=504, after=self.config.gateway_timeout)
         respond(response, "gateway")
@@ -397,7 +405,7 @@ class Api:
             response = yield from self._custom(spec, self.handle_charge(h), h.name, h)
             if not isinstance(response, Response):
                 raise DesignError("err.design.returned", design=repr(spec.name), request=r.id,
-                                  value=_shorten(repr(response)), t=self.env.now)
+                                  value=_shorten(repr(response)), t=self.env._now)
             return response
         return (yield from self._resource(h))
 
@@ -445,7 +453,7 @@ class Api:
 
     def _changed(self, h: Handler, resource: str, before: Any, after: Any) -> None:
         if before != after:
-            self.trace.record(self.env.now, h.name, "state.change", None, resource=resource, before=before,
+            self.trace.record(self.env._now, h.name, "state.change", None, resource=resource, before=before,
                               after=after)
 
     # -- crashes and background work -------------------------------------------------------------------
@@ -468,7 +476,7 @@ class Api:
         then."""
         self.generation += 1
         self.up = False
-        self.trace.record(self.env.now, name, "api.crash", None, point=point, restart_after=restart_after)
+        self.trace.record(self.env._now, name, "api.crash", None, point=point, restart_after=restart_after)
         for handler in list(self.handlers.values()):
             if not handler.in_statement:
                 self.drop(handler)
@@ -477,15 +485,16 @@ class Api:
     def drop(self, handler: Handler) -> None:
         """A dead handler's connection drops: its open transaction rolls back; it never answers."""
         self.handlers.pop(handler.name, None)
+        handler.conn.done = None  # it is dead already: its last statement needs no check
         _now(handler.conn.execute("disconnect"))
-        self.trace.record(self.env.now, handler.name, "api.died", None, request=handler.request.id)
+        self.trace.record(self.env._now, handler.name, "api.died", None, request=handler.request.id)
 
     def _restart(self, after: float):
         self.in_flight += 1  # a pending restart is work in flight: the run waits for it
         yield self.env.timeout(after)
         self.up = True
         self.in_flight -= 1
-        self.trace.record(self.env.now, "api", "api.restart", None)
+        self.trace.record(self.env._now, "api", "api.restart", None)
 
     def _reaper(self):
         """Deletes expired key records, every ``reap_every`` seconds."""
@@ -503,7 +512,7 @@ class Api:
         while True:
             yield self.env.timeout(every)
             for row in self.db.committed_keys():
-                if spec.abandoned(row, self.env.now, self.config):
+                if spec.abandoned(row, self.env._now, self.config):
                     yield from self._custom(spec, spec.completer(worker, row["key"]), "completer", None) \
                         if spec.custom else spec.completer(worker, row["key"])
 
@@ -514,9 +523,9 @@ class Api:
         while True:
             yield self.env.timeout(lease / 2)
             for row in self.db.committed_keys():
-                if row["status"] == "in_progress" and row["created_at"] < self.env.now - lease:
+                if row["status"] == "in_progress" and row["created_at"] < self.env._now - lease:
                     yield from conn.execute("delete_key", key=row["key"], status="in_progress",
-                                            created_before=self.env.now - lease)
+                                            created_before=self.env._now - lease)
 
 
 def _now(statement):

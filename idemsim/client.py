@@ -204,69 +204,69 @@ class Client:
         """The reply event of each attempt the client still waits for, by request id."""
 
     def run(self):
-        env, operation, config = self.env, self.operation, self.config
-        if operation.at > env.now:
-            yield env.timeout(operation.at - env.now)
-        start = env.now
-        self.result.started = start
-        if self.trace.complete:  # (events the tally does not take are not recorded without a trace)
-            self.trace.record(env.now, self.name, "op.start", None, op=self.op, method=operation.method,
-                              path=operation.path, body=operation.body)
+        env, operation, config, trace = self.env, self.operation, self.config, self.trace
+        if operation.at > env._now:
+            yield env.timeout(operation.at - env._now)
+        start = env._now
+        r = self.result
+        r.started = start
+        complete = trace.complete  # (events the tally does not take are not recorded without a trace)
+        if complete:
+            trace.record(start, self.name, "op.start", None, op=self.op, method=operation.method,
+                         path=operation.path, body=operation.body)
         key = self.key if config.key_strategy == "per-operation" else None
         for attempt in range(1, config.max_attempts + 1):
             if config.key_strategy == "per-attempt":
                 key = make_key(self.rng) if attempt > 1 or operation.key is None else operation.key
             request = Request(f"{self.op}.{attempt}", self.op, attempt, operation.method, operation.path, key,
                               operation.body, self.name)
-            status = yield from self._attempt(request)
+            # -- one attempt: send, then wait for the answer or the timeout, whichever comes first
+            reply = env.event()
+            self._waiting[request.id] = reply
+            trace.record(env._now, self.name, "attempt.send", "api", op=self.op, attempt=attempt,
+                         request=request.id, key=key, method=request.method, path=request.path,
+                         body=request.body)
+            respond = self._respond_to(request)
+            self.network.carry("request", self.op, attempt, request.id, self.name, "api",
+                               lambda: self.api.receive(request, respond),
+                               lambda: self.api.unavailable(request, respond))
+            yield FirstOf(env, reply, env.timeout(config.timeout))
+            del self._waiting[request.id]
+            if fired(reply):
+                status = reply.value.status
+            else:
+                status = None
+                if complete:
+                    trace.record(env._now, self.name, "attempt.timeout", None, op=self.op, attempt=attempt,
+                                 request=request.id, after=config.timeout)
+            # -- what the attempt tells
             outcome = classify(status, operation.method)
-            r = self.result
             r.attempts, r.status, r.outcome = attempt, status, outcome
             r.statuses.append(status)
             r.keys.append(key)
-            self.trace.record(env.now, self.name, "attempt.end", None, op=self.op, attempt=attempt,
-                              outcome=outcome, status=status)
+            trace.record(env._now, self.name, "attempt.end", None, op=self.op, attempt=attempt,
+                         outcome=outcome, status=status)
             if outcome == "ok" and self.budget is not None:
                 self.budget.succeeded()
             if outcome != "info" or attempt == config.max_attempts:
                 break
             delay = config.backoff_before(attempt, self.rng)
-            if config.retry_window is not None and env.now + delay - start > config.retry_window:
-                self.trace.record(env.now, self.name, "client.give_up", None, op=self.op,
-                                  reason="retry window closed")
+            if config.retry_window is not None and env._now + delay - start > config.retry_window:
+                trace.record(env._now, self.name, "client.give_up", None, op=self.op,
+                             reason="retry window closed")
                 break
             if self.budget is not None and not self.budget.take(timed_out=status is None):
-                self.trace.record(env.now, self.name, "client.give_up", None, op=self.op,
-                                  reason="retry budget exhausted")
+                trace.record(env._now, self.name, "client.give_up", None, op=self.op,
+                             reason="retry budget exhausted")
                 break
-            if self.trace.complete:
-                self.trace.record(env.now, self.name, "client.backoff", None, op=self.op, seconds=delay)
+            if complete:
+                trace.record(env._now, self.name, "client.backoff", None, op=self.op, seconds=delay)
             if delay:
                 yield env.timeout(delay)
-        self.result.ended = env.now
-        if self.trace.complete:
-            self.trace.record(env.now, self.name, "op.end", None, op=self.op, outcome=self.result.outcome,
-                              status=self.result.status, attempts=self.result.attempts)
-
-    def _attempt(self, request: Request):
-        env = self.env
-        reply = env.event()
-        self._waiting[request.id] = reply
-        self.trace.record(env.now, self.name, "attempt.send", "api", op=self.op, attempt=request.attempt,
-                          request=request.id, key=request.key, method=request.method, path=request.path,
-                          body=request.body)
-        respond = self._respond_to(request)
-        self.network.carry("request", self.op, request.attempt, request.id, self.name, "api",
-                           lambda: self.api.receive(request, respond),
-                           lambda: self.api.unavailable(request, respond))
-        yield FirstOf(env, reply, env.timeout(self.config.timeout))
-        del self._waiting[request.id]
-        if fired(reply):
-            return reply.value.status
-        if self.trace.complete:
-            self.trace.record(env.now, self.name, "attempt.timeout", None, op=self.op, attempt=request.attempt,
-                              request=request.id, after=self.config.timeout)
-        return None
+        r.ended = env._now
+        if complete:
+            trace.record(env._now, self.name, "op.end", None, op=self.op, outcome=r.outcome,
+                         status=r.status, attempts=r.attempts)
 
     def _respond_to(self, request: Request):
         """The callback the API uses to send this attempt's answer back over the network."""
@@ -275,7 +275,7 @@ class Client:
             def arrive() -> None:
                 waiting = self._waiting.get(request.id)
                 if self.trace.complete:
-                    self.trace.record(self.env.now, src, "response.arrive", self.name, request=request.id,
+                    self.trace.record(self.env._now, src, "response.arrive", self.name, request=request.id,
                                       status=response.status, body=response.body, ignored=waiting is None)
                 if waiting is not None and not waiting.triggered:
                     waiting.succeed(response)

@@ -44,7 +44,7 @@ def fingerprint(body: Any) -> str:
     return "fp-" + hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Request:
     """One attempt as it travels: ``id`` is ``"<op>.<attempt>"``."""
 
@@ -64,7 +64,7 @@ class Request:
         return f"{self.method} {self.path}{key}{body}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Response:
     """An answer: status code, JSON body, and whether the API replayed a stored answer."""
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import simpy
+from simpy.events import URGENT, Event
 from pydantic import Field
 
 from .faults import FaultPlan
@@ -40,7 +41,7 @@ class ProcessorConfig(InputModel):
     key_ttl: PositiveSeconds = Field(86400.0, description="seconds the processor remembers a key's first answer")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Capture:
     """One capture: money the processor took. Never undone."""
 
@@ -60,7 +61,7 @@ class Capture:
                 "request": self.request, "caller": self.caller}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ProcessorAnswer:
     """What the API learns from one call: ``captured`` (with the capture's id), ``declined`` (definitely
     nothing captured), ``timeout`` (no answer in time: unknown), ``in_use`` (another call with the same key
@@ -109,49 +110,69 @@ class Processor:
         """
         env = self.env
         request_id = request.id if request is not None else None
-        kind = "processor.lookup" if amount is None else "processor.call"
         if self.trace.complete:  # (events the tally does not take are not recorded without a trace)
-            self.trace.record(env.now, caller, kind, "processor", request=request_id, amount=amount,
+            kind = "processor.lookup" if amount is None else "processor.call"
+            self.trace.record(env._now, caller, kind, "processor", request=request_id, amount=amount,
                               key=key, latency=self.config.latency)
-        waiter = _Waiter(env.event())
+        call = _Call(caller, request, request_id, amount, key, env.event())
         self.in_flight += 1
-        env.process(self._serve(caller, request, amount, key, waiter))
-        yield FirstOf(env, waiter.reply, env.timeout(timeout))
-        waiter.waiting = False
-        if waiter.reply.triggered:
-            return waiter.reply.value
-        self.trace.record(env.now, caller, "processor.timeout", None, request=request_id, after=timeout)
+        self._start(call)
+        yield FirstOf(env, call.reply, env.timeout(timeout))
+        call.waiting = False
+        if call.reply.triggered:
+            return call.reply.value
+        self.trace.record(env._now, caller, "processor.timeout", None, request=request_id, after=timeout)
         return ProcessorAnswer("timeout")
 
-    def _serve(self, caller: str, request, amount: Any, key: str | None, waiter: "_Waiter"):
-        env, latency = self.env, self.config.latency
-        request_id = request.id if request is not None else None
-        if latency:
-            yield env.timeout(latency)
+    # The processor's side of a call, step by step: each step runs when the event before it is processed and
+    # schedules the next, at the moments, and so in the order, that a SimPy process serving the call would.
+    def _start(self, call: "_Call") -> None:
+        """The call is sent: it is served from the next urgent event on (where a process would start)."""
+        begun = Event(self.env)
+        begun._ok = True
+        begun._value = None
+        begun.callbacks.append(lambda _event: self._reached(call))
+        self.env.schedule(begun, URGENT)
+
+    def _reached(self, call: "_Call") -> None:
+        if self.config.latency:
+            self.env.timeout(self.config.latency).callbacks.append(lambda _event: self._serve(call))
+        else:
+            self._serve(call)
+
+    def _serve(self, call: "_Call") -> None:
+        """The call has reached the processor: answer from its key record, or capture."""
+        env, key = self.env, call.key
         answer = self._known(key)
-        if answer is None and amount is None:
+        if answer is None and call.amount is None:
             answer = ProcessorAnswer("not_found")
         elif answer is not None:
             kind = "processor.in_use" if answer.outcome == "in_use" else "processor.replay"
-            self.trace.record(env.now, "processor", kind, None, request=request_id, key=key,
+            self.trace.record(env._now, "processor", kind, None, request=call.request_id, key=key,
                               capture=answer.capture)
         else:
             if key is not None:
-                self._keys[key] = (env.now, None)
+                self._keys[key] = (env._now, None)
             seconds = self.capture_seconds if self.capture_time is None else self.capture_time.draw(self.plan.rng)
             if seconds:
-                yield env.timeout(seconds)
-            answer = self._capture(caller, request, amount, key)
-            if key is not None:
-                self._keys[key] = (self._keys[key][0], answer)
-        yield from self._answer(caller, request, answer, waiter)
+                env.timeout(seconds).callbacks.append(lambda _event: self._captured(call))
+            else:
+                self._captured(call)
+            return
+        self._answer(call, answer)
+
+    def _captured(self, call: "_Call") -> None:
+        answer = self._capture(call.caller, call.request, call.amount, call.key)
+        if call.key is not None:
+            self._keys[call.key] = (self._keys[call.key][0], answer)
+        self._answer(call, answer)
 
     def _known(self, key: str | None) -> ProcessorAnswer | None:
         """The answer a call with ``key`` gets without processing: a replay, ``in_use``, or None (process it)."""
         if key is None or key not in self._keys:
             return None
         since, answer = self._keys[key]
-        if self.env.now >= since + self.config.key_ttl:
+        if self.env._now >= since + self.config.key_ttl:
             del self._keys[key]
             return None
         if answer is None:
@@ -162,42 +183,55 @@ class Processor:
         env = self.env
         request_id = request.id if request is not None else None
         if request is not None and self.plan.processor_error(request.op, request.attempt):
-            self.trace.record(env.now, "processor", "processor.decline", None, request=request_id, key=key,
+            self.trace.record(env._now, "processor", "processor.decline", None, request=request_id, key=key,
                               fault=self.plan.fired[-1])
             return ProcessorAnswer("declined")
-        capture = Capture(f"cap_{len(self.ledger) + 1}", amount, key, env.now, request_id, caller)
+        capture = Capture(f"cap_{len(self.ledger) + 1}", amount, key, env._now, request_id, caller)
         self.ledger.append(capture)
-        self.trace.record(env.now, "processor", "processor.capture", None, capture=capture.id, amount=amount,
+        self.trace.record(env._now, "processor", "processor.capture", None, capture=capture.id, amount=amount,
                           key=key, request=request_id, caller=caller)
         return ProcessorAnswer("captured", capture.id, amount)
 
-    def _answer(self, caller: str, request, answer: ProcessorAnswer, waiter: "_Waiter"):
-        env, latency = self.env, self.config.latency
-        request_id = request.id if request is not None else None
+    def _answer(self, call: "_Call", answer: ProcessorAnswer) -> None:
+        """The answer leaves the processor: it arrives after the latency, or is lost halfway."""
+        env, latency, request = self.env, self.config.latency, call.request
         lost = self.plan.processor_response(request.op, request.attempt) if request is not None else None
         if self.trace.complete:
-            self.trace.record(env.now, "processor", "processor.answer", caller, request=request_id,
+            self.trace.record(env._now, "processor", "processor.answer", call.caller, request=call.request_id,
                               outcome=answer.outcome, capture=answer.capture, replayed=answer.replayed,
                               latency=latency)
         if lost is not None:
             if latency:
-                yield env.timeout(latency / 2)
-            self.in_flight -= 1
-            self.trace.record(env.now, "net", "processor.lost", None, request=request_id, fault=lost,
-                              src="processor", dst=caller)
-            return
-        if latency:
-            yield env.timeout(latency)
+                env.timeout(latency / 2).callbacks.append(lambda _event: self._lost(call, lost))
+            else:
+                self._lost(call, lost)
+        elif latency:
+            env.timeout(latency).callbacks.append(lambda _event: self._arrived(call, answer))
+        else:
+            self._arrived(call, answer)
+
+    def _lost(self, call: "_Call", fault: int) -> None:
         self.in_flight -= 1
-        if not waiter.waiting:  # the caller gave up (its timeout came first)
-            self.trace.record(env.now, "processor", "processor.ignored", caller, request=request_id)
+        self.trace.record(self.env._now, "net", "processor.lost", None, request=call.request_id, fault=fault,
+                          src="processor", dst=call.caller)
+
+    def _arrived(self, call: "_Call", answer: ProcessorAnswer) -> None:
+        self.in_flight -= 1
+        if not call.waiting:  # the caller gave up (its timeout came first)
+            self.trace.record(self.env._now, "processor", "processor.ignored", call.caller,
+                              request=call.request_id)
             return
-        waiter.reply.succeed(answer)
+        call.reply.succeed(answer)
 
 
-@dataclass(slots=True)
-class _Waiter:
-    """A caller waiting for its answer: the event to succeed, and whether it still waits."""
+class _Call:
+    """One call in flight: who called, for what, the event its answer succeeds, and whether the caller still
+    waits."""
 
-    reply: simpy.Event
-    waiting: bool = True
+    __slots__ = ("caller", "request", "request_id", "amount", "key", "reply", "waiting")
+
+    def __init__(self, caller: str, request, request_id: str | None, amount: Any, key: str | None,
+                 reply: simpy.Event) -> None:
+        self.caller, self.request, self.request_id, self.amount, self.key = caller, request, request_id, amount, key
+        self.reply = reply
+        self.waiting = True

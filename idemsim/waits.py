@@ -12,7 +12,7 @@ value tells. Neither event may fail.
 
 from __future__ import annotations
 
-from simpy.events import PENDING, URGENT, Event
+from simpy.events import PENDING, URGENT, Event, Process, _describe_frame
 
 
 class FirstOf(Event):
@@ -52,3 +52,46 @@ def later(env, delay: float, action, argument) -> None:
 def fired(event: Event) -> bool:
     """Whether ``event`` has been processed (a `FirstOf` waiter asks this of each of its two events)."""
     return event.callbacks is None
+
+
+class Task(Process):
+    """A process nothing waits for (a request being served, a capture at the processor): SimPy's `Process`,
+    started and resumed exactly as it is, except that when its generator returns, the process is not scheduled
+    as an event of its own, an event that would be processed with nothing to do. A task that fails is, so the
+    run raises its exception just where the process's would have been raised. Nothing may wait for a task."""
+
+    def _resume(self, event: Event) -> None:
+        env = self.env
+        env._active_proc = self
+        generator = self._generator
+        while True:
+            try:
+                if event._ok:
+                    event = generator.send(event._value)
+                else:
+                    event._defused = True
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    event = generator.throw(exc)
+            except StopIteration:
+                self._ok = True
+                self._value = None
+                self.callbacks = None
+                break
+            except BaseException as e:
+                e.__traceback__ = e.__traceback__.tb_next
+                self._ok = False
+                self._value = e
+                env.schedule(self)
+                break
+            try:
+                if event.callbacks is not None:
+                    event.callbacks.append(self._resume)
+                    self._target = event
+                    break
+            except AttributeError:
+                if hasattr(event, "callbacks"):
+                    raise
+                descr = _describe_frame(generator.gi_frame)
+                raise RuntimeError(f'\n{descr}Invalid yield value "{event}"') from None
+        env._active_proc = None

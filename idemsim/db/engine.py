@@ -385,6 +385,9 @@ class Connection:
         """Seconds a statement may wait for a lock before 55P03; 0 waits forever."""
         self.closed = False
         """True after `disconnect`; later statements fail with 08003."""
+        self.done: Callable[[], None] | None = None
+        """Called when a statement has ended, its result recorded, before `execute` returns it (the API's
+        handler checks there whether its process died meanwhile)."""
 
     def __repr__(self) -> str:
         return f"<Connection {self.name}>"
@@ -449,6 +452,8 @@ class Connection:
             db.on_result(self.name, op, fields, result)
         elif db.on_event is not None:
             db.on_event(DbEvent(db.env.now, self.name, "result", op, result=result, fields=fields))
+        if self.done is not None:
+            self.done()
         return result
 
     # -- transaction control ------------------------------------------------------------------------------------
