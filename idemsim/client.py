@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import simpy
+from simpy.events import Event
 from pydantic import Field, ValidationInfo, field_validator
 
 from .errors import Message
@@ -25,7 +26,7 @@ from .http import Request, Response, classify
 from .network import Network
 from .printable import shown
 from .trace import Trace
-from .waits import FirstOf, fired
+from .waits import FirstOf, fired, timeout
 
 KeyStrategy = Literal["none", "per-operation", "per-attempt"]
 
@@ -221,7 +222,7 @@ class Client:
             request = Request(f"{self.op}.{attempt}", self.op, attempt, operation.method, operation.path, key,
                               operation.body, self.name)
             # -- one attempt: send, then wait for the answer or the timeout, whichever comes first
-            reply = env.event()
+            reply = Event(env)
             self._waiting[request.id] = reply
             trace.record(env._now, self.name, "attempt.send", "api", op=self.op, attempt=attempt,
                          request=request.id, key=key, method=request.method, path=request.path,
@@ -230,7 +231,7 @@ class Client:
             self.network.carry("request", self.op, attempt, request.id, self.name, "api",
                                lambda: self.api.receive(request, respond),
                                lambda: self.api.unavailable(request, respond))
-            yield FirstOf(env, reply, env.timeout(config.timeout))
+            yield FirstOf(env, reply, timeout(env, config.timeout))
             del self._waiting[request.id]
             if fired(reply):
                 status = reply.value.status
@@ -262,7 +263,7 @@ class Client:
             if complete:
                 trace.record(env._now, self.name, "client.backoff", None, op=self.op, seconds=delay)
             if delay:
-                yield env.timeout(delay)
+                yield timeout(env, delay)
         r.ended = env._now
         if complete:
             trace.record(env._now, self.name, "op.end", None, op=self.op, outcome=r.outcome,

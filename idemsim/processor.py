@@ -29,7 +29,7 @@ from pydantic import Field
 
 from .faults import FaultPlan
 from .fields import InputModel, PositiveSeconds, Seconds
-from .waits import FirstOf
+from .waits import FirstOf, timeout
 
 Outcome = Literal["captured", "declined", "timeout", "in_use", "not_found"]
 
@@ -100,11 +100,11 @@ class Processor:
         self._keys: dict[str, tuple[float, ProcessorAnswer | None]] = {}
         """Per key: when its first call arrived, and its answer (None while it is being processed)."""
 
-    def call(self, caller: str, request, amount: Any, key: str | None, timeout: float):
+    def call(self, caller: str, request, amount: Any, key: str | None, wait: float):
         """Capture ``amount``; a SimPy generator returning the `ProcessorAnswer` the caller sees.
 
         ``request`` is the `idemsim.http.Request` being served (its op and attempt select faults), or None for
-        a background process. The caller waits at most ``timeout`` seconds; an answer that arrives at the same
+        a background process. The caller waits at most ``wait`` seconds; an answer that arrives at the same
         instant as the timeout still counts. ``amount`` None is a *lookup*: the answer a call with ``key``
         got, or ``not_found``; a lookup never captures.
         """
@@ -114,14 +114,14 @@ class Processor:
             kind = "processor.lookup" if amount is None else "processor.call"
             self.trace.record(env._now, caller, kind, "processor", request=request_id, amount=amount,
                               key=key, latency=self.config.latency)
-        call = _Call(caller, request, request_id, amount, key, env.event())
+        call = _Call(caller, request, request_id, amount, key, Event(env))
         self.in_flight += 1
         self._start(call)
-        yield FirstOf(env, call.reply, env.timeout(timeout))
+        yield FirstOf(env, call.reply, timeout(env, wait))
         call.waiting = False
         if call.reply.triggered:
             return call.reply.value
-        self.trace.record(env._now, caller, "processor.timeout", None, request=request_id, after=timeout)
+        self.trace.record(env._now, caller, "processor.timeout", None, request=request_id, after=wait)
         return ProcessorAnswer("timeout")
 
     # The processor's side of a call, step by step: each step runs when the event before it is processed and
@@ -136,7 +136,7 @@ class Processor:
 
     def _reached(self, call: "_Call") -> None:
         if self.config.latency:
-            self.env.timeout(self.config.latency).callbacks.append(lambda _event: self._serve(call))
+            timeout(self.env, self.config.latency).callbacks.append(lambda _event: self._serve(call))
         else:
             self._serve(call)
 
@@ -155,7 +155,7 @@ class Processor:
                 self._keys[key] = (env._now, None)
             seconds = self.capture_seconds if self.capture_time is None else self.capture_time.draw(self.plan.rng)
             if seconds:
-                env.timeout(seconds).callbacks.append(lambda _event: self._captured(call))
+                timeout(env, seconds).callbacks.append(lambda _event: self._captured(call))
             else:
                 self._captured(call)
             return
@@ -202,11 +202,11 @@ class Processor:
                               latency=latency)
         if lost is not None:
             if latency:
-                env.timeout(latency / 2).callbacks.append(lambda _event: self._lost(call, lost))
+                timeout(env, latency / 2).callbacks.append(lambda _event: self._lost(call, lost))
             else:
                 self._lost(call, lost)
         elif latency:
-            env.timeout(latency).callbacks.append(lambda _event: self._arrived(call, answer))
+            timeout(env, latency).callbacks.append(lambda _event: self._arrived(call, answer))
         else:
             self._arrived(call, answer)
 

@@ -178,15 +178,17 @@ class BoundedEnvironment(simpy.Environment):
                 return until.value
             until.callbacks.append(StopSimulation.callback)
         queue = self._queue
-        max_time, max_events = self.max_time, self.max_events
+        max_time = self.max_time
+        left = self.max_events - self.events  # events this run may still process (`events` is set at the end)
         try:
             while True:
                 if not queue:
                     raise EmptySchedule
                 if queue[0][0] > max_time:
                     self._past_time()
-                self.events += 1
-                if self.events > max_events:
+                left -= 1
+                if left < 0:
+                    self.events = self.max_events + 1
                     self._past_events()
                 self._now, _, _, event = heappop(queue)
                 callbacks, event.callbacks = event.callbacks, None
@@ -207,6 +209,9 @@ class BoundedEnvironment(simpy.Environment):
             if until is not None:
                 assert not until.triggered
                 raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}') from None
+        finally:
+            if left >= 0:
+                self.events = self.max_events - left
         return None
 
     def _past_time(self) -> None:

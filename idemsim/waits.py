@@ -12,7 +12,9 @@ value tells. Neither event may fail.
 
 from __future__ import annotations
 
-from simpy.events import PENDING, URGENT, Event, Process, _describe_frame
+from heapq import heappush
+
+from simpy.events import NORMAL, PENDING, URGENT, Event, Process, Timeout, _describe_frame
 
 
 class FirstOf(Event):
@@ -32,6 +34,19 @@ class FirstOf(Event):
             self.env.schedule(self)
 
 
+def timeout(env, delay: float) -> Timeout:
+    """``env.timeout(delay)`` for a ``delay`` known to be a number >= 0, made and scheduled in one call instead
+    of three (the same event, at the same place in the schedule)."""
+    event = Timeout.__new__(Timeout)
+    event.env = env
+    event.callbacks = []
+    event._delay = delay
+    event._ok = True
+    event._value = None
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), event))
+    return event
+
+
 def later(env, delay: float, action, argument) -> None:
     """Call ``action(argument)`` ``delay`` seconds from now, at exactly the place in the schedule where a process
     started now that waits ``delay`` seconds and then calls it would (``env.process(...)`` of a generator that
@@ -40,7 +55,7 @@ def later(env, delay: float, action, argument) -> None:
     A message on the network is carried so, once per message."""
 
     def start(_event: Event) -> None:
-        env.timeout(delay).callbacks.append(lambda _timeout: action(argument))
+        timeout(env, delay).callbacks.append(lambda _timeout: action(argument))
 
     begun = Event(env)
     begun._ok = True

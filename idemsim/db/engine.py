@@ -221,7 +221,7 @@ class Database:
 
     def _begin(self, conn: Connection, isolation: str, explicit: bool) -> Transaction:
         self._xids += 1
-        tx = Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout, start_time=self.env.now)
+        tx = Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout, self.env._now)
         if isolation != READ_COMMITTED:
             self._holding[tx] = None
         return tx
@@ -419,13 +419,14 @@ class Connection:
                         # The parser finds that before it looks at the transaction: 42601 even in a failed one.
                         self._fail_block()
                         raise SqlError("42601")
-                if self.tx is not None and self.tx.state == ABORTED:
+                tx = self.tx
+                if tx is not None and tx.state == ABORTED:
                     raise SqlError("25P02")
                 if op == "begin":
                     isolation = fields.get("isolation") or READ_COMMITTED
                     if isolation not in ISOLATION_LEVELS:
                         raise ValueError(f"unknown isolation level {isolation!r}")
-                    if self.tx is None:  # BEGIN inside a block is only a warning
+                    if tx is None:  # BEGIN inside a block is only a warning
                         self.tx = db._begin(self, isolation, explicit=True)
                 elif op == "lock_timeout":
                     if round(fields["seconds"] * 1000) > LOCK_TIMEOUT_MAX_MS:
@@ -433,7 +434,8 @@ class Connection:
                         raise SqlError("22023")  # SET's value is checked when it runs
                     self.lock_timeout = float(fields["seconds"])
                 else:
-                    tx = self.tx or db._begin(self, READ_COMMITTED, explicit=False)
+                    if tx is None:
+                        tx = db._begin(self, READ_COMMITTED, explicit=False)
                     try:
                         if op in _REFUSING:
                             _refuse_values(stmt)
@@ -447,7 +449,8 @@ class Connection:
                         db._commit(tx)
         except SqlError as failure:
             rows, row, error = None, None, failure.sqlstate
-        result = Result(rows, row, error, stmt.id, stmt.waited, tuple(stmt.blocked_by) if stmt.blocked_by else ())
+        blocked_by = stmt.blocked_by
+        result = Result(rows, row, error, stmt.id, stmt.waited, tuple(blocked_by) if blocked_by else ())
         if db.on_result is not None:
             db.on_result(self.name, op, fields, result)
         elif db.on_event is not None:

@@ -137,8 +137,9 @@ class RowVersion:
         waited and then found it no longer matching); the lock lasts while that transaction is active."""
         self.successor: RowVersion | None = None
         """The version `xmax`'s UPDATE created (t_ctid); None after a DELETE."""
-        self.readers: dict[Transaction, None] = {}
-        """Serializable transactions holding a predicate lock on this very version (SIREAD tuple lock)."""
+        self.readers: dict[Transaction, None] | None = None
+        """Serializable transactions holding a predicate lock on this very version (SIREAD tuple lock); None
+        until the first (most versions never have one)."""
 
     def __repr__(self) -> str:
         return (f"<RowVersion {self.table} id={self.id} {self.values} xmin={self.xmin.xid} "
@@ -171,7 +172,7 @@ class LockWait:
         """The blocked transaction."""
         self.holder = holder
         """The transaction whose end the waiter awaits."""
-        self.since = env.now
+        self.since = env._now
         """Simulated time the wait began."""
         self.seq = seq
         """Order in which waits began, database-wide: breaks ties between waits that began at the same time."""

@@ -52,8 +52,10 @@ class PredicateLocks:
             self.row_readers.setdefault(table, {})[reader] = None
             return
         for version in returned:
-            if version.xmin is reader or reader in version.readers:
+            if version.xmin is reader or (version.readers is not None and reader in version.readers):
                 continue
+            if version.readers is None:
+                version.readers = {}
             version.readers[reader] = None
             count = self.tuple_locks.get((reader, table), 0) + 1
             self.tuple_locks[(reader, table)] = count
@@ -87,7 +89,7 @@ class PredicateLocks:
         if version is None:
             holders = list(self.range_readers.get(table, {}))
         else:
-            holders = list(self.row_readers.get(table, {})) + list(version.readers)
+            holders = list(self.row_readers.get(table, {})) + list(version.readers or ())
         assert writer.snapshot is not None
         for reader in sorted(set(holders), key=lambda tx: tx.xid):
             if reader is writer or reader.doomed or reader.state == ABORTED:
