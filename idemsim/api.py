@@ -156,7 +156,7 @@ class Handler:
         if self.generation != self.api.generation:
             raise ApiCrashed("process died")
         self.in_statement = True
-        return self.conn.execute(op, **fields)
+        return self.conn.statement(op, fields)
 
     def _statement_done(self) -> None:
         """The connection's statement has ended (its result is recorded)."""
@@ -218,7 +218,7 @@ class Worker:
         self.conn = api.db.connect(name)
 
     def sql(self, op: str, **fields: Any):
-        return self.conn.execute(op, **fields)
+        return self.conn.statement(op, fields)
 
     def lookup(self, key: str):
         """Ask the processor what became of ``key`` (never captures)."""

@@ -394,6 +394,10 @@ class Connection:
 
     def execute(self, op: str, **fields: Any) -> Generator[simpy.Event, Any, Result]:
         """Run one statement: `result = yield from conn.execute("register_key", key="k", fingerprint="fp")`."""
+        return self.statement(op, fields)
+
+    def statement(self, op: str, fields: dict[str, Any]) -> Generator[simpy.Event, Any, Result]:
+        """`execute` with the fields as a dict (which it keeps: it must not change afterwards)."""
         spec = _FIELDS.get(op)
         if spec is None:
             raise ValueError(f"unknown op {op!r}; allowed: {', '.join(OPS)}")
