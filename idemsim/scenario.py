@@ -77,6 +77,11 @@ class Expectation(InputModel):
     items: JsonObject | None = Field(None, description="the items at the end")
     log_lines: Count | None = Field(None, description="requests the API wrote to its access log")
 
+    def stated(self) -> dict[str, Any]:
+        """The fields this expectation checks (those not None), in order: what ``model_dump(exclude_none=True)``
+        gives, without building a serializer for this model alone (a few ms of every run's start-up)."""
+        return {name: value for name, value in self if value is not None}
+
 
 Name = Annotated[str, Field(min_length=1)]
 
