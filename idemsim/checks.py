@@ -88,7 +88,7 @@ def verdict(run, summary: dict[str, Any]) -> tuple[str, list[str]]:
            "outcomes": [op["outcome"] for op in summary["operations"]],
            "seen_by_op": [op["seen"] for op in summary["operations"]]}
     failures = []
-    for name, expected in expectation.model_dump(exclude_none=True).items():
+    for name, expected in expectation.stated().items():
         actual = got[name]
         if name == "wait_seconds":
             ok = abs(actual - expected) <= WAIT_TOLERANCE

@@ -59,7 +59,7 @@ INT64 = (-2**63, 2**63 - 1)
 class InputModel(BaseModel):
     """A section of the input: strict types, finite numbers, no unknown field, immutable once validated."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False, defer_build=True)
 
 
 def max_time(info: ValidationInfo | None) -> float:

@@ -5,12 +5,16 @@ install they are the repository's top-level ``scenarios/``. Both the scenarios a
 (``scenarios/db``) are found through `scenarios_dir`, so ``idemsim`` works from any working directory.
 """
 
-from importlib import resources
+from functools import cache
 from pathlib import Path
 
 
+@cache
 def scenarios_dir() -> Path:
-    packaged = resources.files("idemsim") / "scenarios"
+    """The directory of the shipped scenarios (found once: it does not move while idemsim runs). The package is
+    a directory on disk (a wheel installs it so), so its data is beside this file, where
+    ``importlib.resources.files("idemsim")`` would find it too, without importing its readers."""
+    packaged = Path(__file__).parent / "scenarios"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     return Path(__file__).resolve().parent.parent / "scenarios"

@@ -17,7 +17,10 @@ SHOWN_LENGTH = 60
 
 def safe(text: Any, keep: str = "\n") -> str:
     """``text`` with every non-printable character except those in ``keep`` shown as an escape (``\\x1b``)."""
-    return "".join(ch if ch.isprintable() or ch in keep else repr(ch)[1:-1] for ch in str(text))
+    text = str(text)
+    if text.isprintable():  # the common case, at C speed
+        return text
+    return "".join(ch if ch.isprintable() or ch in keep else repr(ch)[1:-1] for ch in text)
 
 
 def one_line(text: Any) -> str:

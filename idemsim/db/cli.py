@@ -10,7 +10,8 @@ Every command takes `--lang` (or `IDEMSIM_LANG`): headings, results, verdicts an
 Japanese (`idemsim.i18n`); SQL, identifiers and numbers stay as they are.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads the commands' annotations at each start-up of
+# ``idemsim``, and strings would be evaluated again each time (see idemsim/cli.py).
 
 import json
 import time

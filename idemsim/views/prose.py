@@ -12,6 +12,8 @@ Guarantees:
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from rich.containers import Lines
 from rich.measure import Measurement
@@ -25,6 +27,8 @@ NO_LINE_START = set("、。，．・：；？！）」』】〕〉》ー～…�
 
 NO_LINE_END = set("（「『【〔〈《([{")
 """Marks that must not end a line: opening brackets."""
+
+_RUNS = re.compile(" +|[^ ]+")
 
 
 def reflow(text: str) -> str:
@@ -63,16 +67,16 @@ def _cut(line: str) -> list[str]:
     """A line cut into the pieces a break may fall between: runs of spaces, Latin words, single wide
     characters."""
     out: list[str] = []
-    for ch in line:
-        if ch == " ":
-            if out and out[-1].startswith(" "):
+    for run in _RUNS.findall(line):
+        if run[0] == " " or run.isascii():  # (no ASCII character is wide: the run is one piece)
+            out.append(run)
+            continue
+        start = len(out)
+        for ch in run:
+            if len(out) > start and not wide(ch) and not wide(out[-1][-1]):
                 out[-1] += ch
             else:
                 out.append(ch)
-        elif wide(ch) or not out or out[-1].startswith(" ") or wide(out[-1][-1]):
-            out.append(ch)
-        else:
-            out[-1] += ch
     return out
 
 

@@ -282,7 +282,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
     expectation = run.scenario.expect.get(run.design)
     if expectation is not None and s["verdict"] == "held":
         verdict.append(safe("  (" + ", ".join(f"{k}={v!r}" for k, v in
-                                               expectation.model_dump(exclude_none=True).items()) + ")"))
+                                               expectation.stated().items()) + ")"))
     _row(table, t("term.expectation", lang), verdict)
     for failure in s["failures"]:
         _row(table, "", ProseText(safe(_failure(failure, lang)), style="red"))
@@ -440,7 +440,7 @@ def print_comparison(console: Console, comparison, lang: str = "en") -> None:
 
 # -- idemsim show ------------------------------------------------------------------------------------------
 def _expectations(scenario) -> list[str]:
-    return [f"{design}: " + ", ".join(f"{k}={v!r}" for k, v in e.model_dump(exclude_none=True).items())
+    return [f"{design}: " + ", ".join(f"{k}={v!r}" for k, v in e.stated().items())
             for design, e in scenario.expect.items()]
 
 
