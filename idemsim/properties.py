@@ -173,9 +173,10 @@ def _derive_captures(run) -> list[_Capture]:
     tally = run.tally
     logical = _logical(run)
     out = []
-    for capture, amount, key, t, request, caller in tally.captures:
+    for c in run.ledger:
+        request, caller, key = c.request, c.caller, c.key
         op = tally.op_of_request(request) if request else tally.op_of(caller, key)
-        out.append(_Capture(capture, amount, key, t, request, caller, op, logical(op)))
+        out.append(_Capture(c.id, c.amount, key, round(c.t, 6), request, caller, op, logical(op)))
     return out
 
 
