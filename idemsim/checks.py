@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from .properties import check as check_properties
+from .properties import forget_facts
+from .scenario import shapes
 
 WAIT_TOLERANCE = 0.05
 """Seconds by which a measured wait may differ from the expected one."""
@@ -31,11 +33,13 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     tally = run.tally
     replays = len(tally.replays)
     violations = check_properties(run)
+    forget_facts(run)  # a load's are as big as the lists below: not both at once
     keys_held, keys_in_progress = keys
+    clients = [operation.client for operation in shapes(run.scenario.operations)]
     operations = [{
         "op": r.op,
         "logical": r.logical,
-        "client": run.scenario.operations[r.logical - 1].client + ("-dup" if r.logical != r.op else ""),
+        "client": clients[r.logical - 1] + ("-dup" if r.logical != r.op else ""),
         "key": r.keys[0] if r.keys else None,
         "outcome": r.outcome,
         "status": r.status,

@@ -111,6 +111,17 @@ def _once(run, name: str, derive: Callable[[Any], Any]) -> Any:
     return facts[name]
 
 
+PER_ITEM_FACTS = ("charges", "captures", "charged", "captured")
+"""The facts that hold an item per charge or capture (the others are a function and a small set)."""
+
+
+def forget_facts(run) -> None:
+    """Let the per-item facts go (a load's take as much memory as its summary); a property or a reading that
+    needs them again derives them again, the same."""
+    for name in PER_ITEM_FACTS:
+        run.facts.pop(name, None)
+
+
 def committed_charges(run) -> list[dict[str, Any]]:
     """Every committed charge, in id order: ``id``, ``amount``, ``key``, ``handler``, ``request``, ``op``,
     ``logical``. Raises `AssertionError` if the trace and the ``charges`` table disagree (a simulator bug)."""
@@ -162,9 +173,10 @@ def _derive_captures(run) -> list[_Capture]:
     tally = run.tally
     logical = _logical(run)
     out = []
-    for capture, amount, key, t, request, caller in tally.captures:
+    for c in run.ledger:
+        request, caller, key = c.request, c.caller, c.key
         op = tally.op_of_request(request) if request else tally.op_of(caller, key)
-        out.append(_Capture(capture, amount, key, t, request, caller, op, logical(op)))
+        out.append(_Capture(c.id, c.amount, key, round(c.t, 6), request, caller, op, logical(op)))
     return out
 
 
@@ -175,8 +187,10 @@ def is_charge(run, result) -> bool:
 
 def _not_charging(run) -> frozenset[int]:
     """The logical operations that are not ``POST /charges`` (few: a load's are all charges)."""
+    from .scenario import shapes
+
     return _once(run, "not_charging", lambda run: frozenset(
-        i for i, operation in enumerate(run.scenario.operations, start=1)
+        i for i, operation in enumerate(shapes(run.scenario.operations), start=1)
         if not (operation.method == "POST" and operation.path == "/charges")))
 
 
@@ -246,16 +260,21 @@ def _in_report_order(run, grouped: dict[int, list]) -> list[tuple[int, list]]:
 
 
 # -- the properties ---------------------------------------------------------------------------------------------
+def _several(grouped: dict[int, list]) -> dict[int, list]:
+    """The operations with more than one item (few: the others are not looked at again)."""
+    return {op: items for op, items in grouped.items() if len(items) > 1}
+
+
 def at_most_one_charge(run) -> list[Violation]:
     """No logical operation has more than one charge row."""
     return [_violation("at-most-one-charge", "viol.charged", op=op, n=len(charges), ids=_ids(charges))
-            for op, charges in _in_report_order(run, _charged(run)) if len(charges) > 1]
+            for op, charges in _in_report_order(run, _several(_charged(run)))]
 
 
 def at_most_one_capture(run) -> list[Violation]:
     """No logical operation has money captured more than once."""
     return [_violation("at-most-one-capture", "viol.captured", op=op, n=len(caps), ids=_capture_ids(caps))
-            for op, caps in _in_report_order(run, _captured(run)) if len(caps) > 1]
+            for op, caps in _in_report_order(run, _several(_captured(run)))]
 
 
 def exactly_one_on_success(run) -> list[Violation]:
@@ -264,11 +283,11 @@ def exactly_one_on_success(run) -> list[Violation]:
     charged, captured = _charged(run), _captured(run)
     out = []
     not_charging = _not_charging(run)
-    for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical not in not_charging}):
+    for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical not in not_charging
+                      and (len(charged.get(r.logical, ())) != 1 or len(captured.get(r.logical, ())) != 1)}):
         rows, caps = len(charged.get(op, ())), len(captured.get(op, ()))
-        if rows != 1 or caps != 1:
-            out.append(_violation("exactly-one-on-success", "viol.ok_counts", op=op, rows=rows, caps=caps,
-                                  s="s" if rows != 1 else "", s2="s" if caps != 1 else ""))
+        out.append(_violation("exactly-one-on-success", "viol.ok_counts", op=op, rows=rows, caps=caps,
+                              s="s" if rows != 1 else "", s2="s" if caps != 1 else ""))
     return out
 
 
@@ -277,10 +296,11 @@ def ledger_agrees(run) -> list[Violation]:
     captures are paired by the request that made them first, then in order; what is left over is an orphan."""
     charged, captured = _charged(run), _captured(run)
     out = []
-    for op in sorted(set(charged) | set(captured)):
+    # none, or one of each: they pair (by request, else in order), nothing is left over
+    unpaired = {op for grouped in (charged, captured) for op, items in grouped.items()
+                if not len(charged.get(op, ())) == len(captured.get(op, ())) < 2}
+    for op in sorted(unpaired):
         rows, caps = charged.get(op, ()), captured.get(op, ())
-        if len(rows) == len(caps) < 2:
-            continue  # none, or one of each: they pair (by request, else in order), nothing is left over
         rows, caps = list(rows), list(caps)
         for row in list(rows):
             match = next((c for c in caps if c.request is not None and c.request == row.request), None)

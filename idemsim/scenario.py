@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import copy
 import tomllib
+from array import array
+from collections.abc import Sequence
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -129,6 +132,71 @@ class Arrivals(InputModel):
             out.append(t)
             t += -gap * math.log(1.0 - rng.random())
         return out
+
+
+class Arrived(Sequence):
+    """A scenario's operations with its ``[arrivals]`` written out, numbered as `Arrivals` says: the written
+    ones, then one per arrival time. It reads as the list of them would (index, slice, iterate, compare), but a
+    generated operation is made when read, the template with its ``at``: a load keeps a float per arrival, not
+    a model (equal to the list's, not the same object on each read)."""
+
+    __slots__ = ("written", "template", "times", "_fields_set")
+
+    def __init__(self, written: list[Operation], template: Operation, times: list[float]) -> None:
+        self.written = written
+        self.template = template
+        """Every generated operation is this one but for its ``at``."""
+        self.times = array("d", times)
+        self._fields_set = template.model_fields_set | {"at"}
+
+    def __len__(self) -> int:
+        return len(self.written) + len(self.times)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if 0 <= i < len(self.written):
+            return self.written[i]
+        if i < 0:
+            raise IndexError(i)
+        return _copy_at(self.template, self.times[i - len(self.written)], self._fields_set)
+
+    def __iter__(self):
+        yield from self.written
+        for at in self.times:
+            yield _copy_at(self.template, at, self._fields_set)
+
+    def shapes(self):
+        """Each operation, a generated one as its template: what every field but ``at`` says, made for none."""
+        return chain(self.written, repeat(self.template, len(self.times)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (list, Arrived)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Arrived({len(self.written)} written, {len(self.times)} from {self.template!r})"
+
+
+def shapes(operations):
+    """``operations`` (a list or `Arrived`), a generated one as its template: for what does not read ``at``."""
+    return operations.shapes() if isinstance(operations, Arrived) else operations
+
+
+def _copy_at(template: Operation, at: float, fields_set: set[str]) -> Operation:
+    """``template.model_copy(update={"at": at})``, the copies sharing one set of fields set (pydantic copies it
+    for each, and a load has many)."""
+    copied = template.__class__.__new__(template.__class__)
+    object.__setattr__(copied, "__dict__", {**template.__dict__, "at": at})
+    object.__setattr__(copied, "__pydantic_fields_set__", fields_set)
+    object.__setattr__(copied, "__pydantic_extra__", template.__pydantic_extra__)
+    object.__setattr__(copied, "__pydantic_private__", template.__pydantic_private__)
+    return copied
 
 
 class SweepMark(InputModel):

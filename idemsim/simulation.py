@@ -19,11 +19,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from heapq import heappop
-from typing import Any
+from typing import Any, Callable
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import URGENT, EventPriority
+from simpy.events import NORMAL, URGENT, EventPriority
 
 from . import collector
 from .api import Api
@@ -35,7 +35,7 @@ from .faults import FaultPlan
 from .fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
 from .network import Network
 from .processor import Processor
-from .scenario import Scenario
+from .scenario import Arrived, Scenario, shapes
 from .tally import Tally
 from .trace import Trace, Untraced
 
@@ -273,14 +273,14 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     processor = Processor(env, scenario.processor, scenario.api.charge_seconds, plan, trace, scenario.api.charge)
     api = Api(env, db, processor, design, scenario.api, plan, trace)
     in_turn = range(0)
-    """The indices into ``clients`` of the operations that run one after another (sequential arrivals)."""
+    """The indices into the clients of the operations that run one after another (sequential arrivals)."""
     if scenario.arrivals is not None:
         if scenario.arrivals.process == "sequential":
             in_turn = range(len(scenario.operations), len(scenario.operations) + scenario.arrivals.count)
         scenario = with_arrivals(scenario, rng)
-    clients = []
-    keys = [operation.key or make_key(rng) if scenario.client.key_strategy == "per-operation" else None
-            for operation in scenario.operations]
+    operations = scenario.operations
+    per_operation = scenario.client.key_strategy == "per-operation"
+    keys = [operation.key or make_key(rng) if per_operation else None for operation in shapes(operations)]
     budgets: dict[str, TokenBucket] = {}
 
     def budget(operation) -> TokenBucket | None:
@@ -289,27 +289,48 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
             return None
         return budgets.setdefault(operation.client, TokenBucket(policy))
 
-    for i, operation in enumerate(scenario.operations, start=1):
-        clients.append(Client(env, i, operation, _config(scenario, operation), rng, network, api, trace,
-                              key=keys[i - 1], budget=budget(operation)))
     copies = [(dup.op, dup.at) for _, dup in plan.duplicates()]  # each names an operation: `Scenario` checked it
-    for i, operation in enumerate(scenario.operations, start=1):  # random double clicks, from the run's RNG
+    attempts = 0
+    for i, operation in enumerate(shapes(operations), start=1):  # random double clicks, from the run's RNG
         config = _config(scenario, operation)
+        attempts += config.max_attempts
         if config.duplicate_rate and rng.random() < config.duplicate_rate:
-            copies.append((i, operation.at + config.duplicate_delay))
-    for op, at in copies:
-        original = scenario.operations[op - 1]
-        operation = original.model_copy(update={"at": at, "client": f"{original.client}-dup"})
-        clients.append(Client(env, len(clients) + 1, operation, _config(scenario, operation), rng, network, api,
-                              trace, key=keys[op - 1], logical=op, budget=budget(operation)))
+            copies.append((i, operations[i - 1].at + config.duplicate_delay))
+    written = len(keys)
+    results: list = [None] * (written + len(copies))
+    """Each client's `OperationResult`, in client order, put in when the client is made."""
+
+    def client(i: int) -> Client:
+        """The client of index ``i``, made when it starts (a load's clients are not all held at once)."""
+        if i < written:
+            operation, key, logical = operations[i], keys[i], None
+        else:
+            logical, at = copies[i - written]
+            original = operations[logical - 1]
+            operation = original.model_copy(update={"at": at, "client": f"{original.client}-dup"})
+            key = keys[logical - 1]
+        made = Client(env, i + 1, operation, _config(scenario, operation), rng, network, api, trace, key=key,
+                      logical=logical, budget=budget(operation))
+        results[i] = made.result
+        return made
+
     if max_events is None:
-        env.max_events = MAX_EVENTS + EVENTS_PER_ATTEMPT * sum(c.config.max_attempts for c in clients)
-    processes = [env.process(c.run()) for i, c in enumerate(clients) if i not in in_turn]
+        attempts += sum(_config(scenario, operations[op - 1]).max_attempts for op, _ in copies)
+        env.max_events = MAX_EVENTS + EVENTS_PER_ATTEMPT * attempts
+
+    def at(i: int) -> float:
+        if i >= written:
+            return copies[i - written][1]
+        return operations.times[i - len(operations.written)] if isinstance(operations, Arrived) and \
+            i >= len(operations.written) else operations[i].at
+
+    ended, one_ended = _countdown(env, len(results) - len(in_turn) + (1 if in_turn else 0))
+    starts = _Starts(env, at, client, one_ended)
+    for i in range(len(results)):
+        if i not in in_turn:
+            starts.schedule(i)
     if in_turn:
-        processes.insert(in_turn.start, env.process(_one_after_another(env, clients[in_turn.start:in_turn.stop])))
-    ended = _all_ended(env, processes)
-    results = [c.result for c in clients]
-    del processes, clients  # a client, its process and its generator are let go as soon as it ends
+        env.process(_one_after_another(env, client, in_turn)).callbacks.append(one_ended)
     env.run(until=ended)
 
     def settle() -> None:
@@ -344,11 +365,12 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     return run
 
 
-def _all_ended(env: simpy.Environment, processes: list) -> simpy.Event:
-    """An event triggered when the last of ``processes`` has ended, exactly when ``simpy.AllOf(env, processes)``
-    would be, without holding the processes (each is let go when it ends)."""
+def _countdown(env: simpy.Environment, count: int) -> tuple[simpy.Event, Callable[[Any], None]]:
+    """An event, and the callback that triggers it at its ``count``-th call: given to each of ``count``
+    processes as they start, it triggers when the last has ended, exactly when ``simpy.AllOf`` of them would,
+    without holding the processes (each is let go when it ends)."""
     ended = env.event()
-    left = len(processes)
+    left = count
 
     def one_ended(_event) -> None:
         nonlocal left
@@ -356,36 +378,73 @@ def _all_ended(env: simpy.Environment, processes: list) -> simpy.Event:
         if left == 0:
             ended.succeed()
 
-    for process in processes:
-        process.callbacks.append(one_ended)
-    return ended
+    return ended, one_ended
 
 
-def _one_after_another(env: simpy.Environment, clients: list[Client]):
+class _Start:
+    """One client's process before it starts: an event in the schedule, nothing more (see `_Starts`)."""
+
+    __slots__ = ("callbacks", "index")
+    _ok = True
+    _value = None
+
+    def __init__(self, index: int, callbacks: tuple) -> None:
+        self.callbacks = callbacks
+        self.index = index
+
+
+class _Starts:
+    """Starts the clients' processes as ``env.process(client.run())`` made for each up front would, with the
+    same events in the same order, but makes each client only when it is due: a load does not hold a client,
+    a process and a generator per operation from the start.
+
+    Each client's `_Start` is scheduled where SimPy schedules a new process's ``Initialize`` (urgent, now);
+    when it fires, it waits until the operation's ``at`` as ``Client.run``'s first ``yield env.timeout(…)``
+    would (the same event, at the same moment); then the client is made and its process resumed as a process
+    resumed by that timeout is: its generator runs at once, and finds nothing left to wait for."""
+
+    def __init__(self, env: simpy.Environment, at: Callable[[int], float], client: Callable[[int], Client],
+                 ended: Callable[[Any], None]) -> None:
+        self.env = env
+        self.at = at
+        self.client = client
+        self.ended = ended
+        self.first = (self._initialize,)
+        self.then = (self._run,)
+
+    def schedule(self, index: int) -> None:
+        self.env.schedule(_Start(index, self.first), URGENT)
+
+    def _initialize(self, start: _Start) -> None:
+        env = self.env
+        at = self.at(start.index)
+        if at > env.now:
+            start.callbacks = self.then
+            env.schedule(start, NORMAL, at - env.now)
+        else:
+            self._run(start)
+
+    def _run(self, start: _Start) -> None:
+        process = simpy.Process.__new__(simpy.Process)  # ``simpy.Process`` (simpy 4.1) without its Initialize
+        process.env = self.env
+        process.callbacks = [self.ended]
+        process._generator = self.client(start.index).run()
+        process._target = start
+        process._resume(start)
+
+
+def _one_after_another(env: simpy.Environment, client: Callable[[int], Client], in_turn: range):
     """Sequential arrivals: each operation starts when the one before it has ended."""
-    for client in clients:
-        yield env.process(client.run())
+    for i in in_turn:
+        yield env.process(client(i).run())
 
 
 def with_arrivals(scenario: Scenario, rng: random.Random) -> Scenario:
-    """The scenario with its ``[arrivals]`` written out as operations, numbered after the written ones; a
-    poisson process draws its gaps from ``rng`` before anything else does."""
+    """The scenario with its ``[arrivals]`` written out as operations (`idemsim.scenario.Arrived`), numbered
+    after the written ones; a poisson process draws its gaps from ``rng`` before anything else does."""
     arrivals = scenario.arrivals
-    template = arrivals.operation
-    fields_set = template.model_fields_set | {"at"}
-    generated = [_copy_at(template, t, fields_set) for t in arrivals.times(rng)]
-    return scenario.model_copy(update={"operations": list(scenario.operations) + generated, "arrivals": None})
-
-
-def _copy_at(template, at: float, fields_set: set[str]):
-    """``template.model_copy(update={"at": at})``, the arrivals sharing one set of fields set (pydantic copies it
-    for each, and a load has many)."""
-    copied = template.__class__.__new__(template.__class__)
-    object.__setattr__(copied, "__dict__", {**template.__dict__, "at": at})
-    object.__setattr__(copied, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(copied, "__pydantic_extra__", template.__pydantic_extra__)
-    object.__setattr__(copied, "__pydantic_private__", template.__pydantic_private__)
-    return copied
+    operations = Arrived(list(scenario.operations), arrivals.operation, arrivals.times(rng))
+    return scenario.model_copy(update={"operations": operations, "arrivals": None})
 
 
 def _config(scenario: Scenario, operation):

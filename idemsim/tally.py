@@ -2,8 +2,8 @@
 
 A `Tally` takes every event of a run once, in trace order, and keeps only the facts the summary and the
 properties read: which handler served which request, which writes of the API's connections committed, what
-each handler answered, what was replayed, what the payment processor captured, the longest wait on the index,
-the attempts per second. Nothing here re-scans the trace, so a run may keep no trace at all and still be judged
+each handler answered, what was replayed, the longest wait on the index, the attempts per second (what the
+payment processor captured is the run's own ledger, `idemsim.simulation.Run.ledger`, not kept twice). Nothing here re-scans the trace, so a run may keep no trace at all and still be judged
 the same way: with a trace, the simulation gives it each recorded `idemsim.trace.Event` (`observe`); without
 one, it gives it the same facts directly (`take`, `db_result`), with no event made at all. `Tally.of` replays a
 stored trace into a fresh tally.
@@ -50,9 +50,6 @@ class Tally:
     """(handler, key) -> the answer it made itself (not a replay), as (status, body); the completer's too."""
     replays: list[tuple[str, int, Any]] = field(default_factory=list)
     """Every replayed answer: (request id, status, body)."""
-    captures: list[tuple] = field(default_factory=list)
-    """The processor's ledger, in capture order: (capture id, amount, key, t rounded to the microsecond, request,
-    caller), from its ``processor.capture`` events."""
     longest_wait: float = 0.0
     """The longest time a statement of the API's handlers spent blocked."""
     arrivals: int = 0
@@ -132,9 +129,6 @@ class Tally:
     def _completer_finish(self, t: float, actor: str, d: dict) -> None:
         self.sent[(actor, d["key"])] = (d["status"], d["body"])
 
-    def _capture(self, t: float, actor: str, d: dict) -> None:
-        self.captures.append((d["capture"], d["amount"], d["key"], round(t, 6), d["request"], d["caller"]))
-
     def _state_change(self, t: float, actor: str, d: dict) -> None:
         if d["resource"] == "balance":
             self.balance_changed = True
@@ -212,7 +206,6 @@ _TAKES = {
     "response.send": Tally._response,
     "response.dropped": Tally._response,
     "completer.finish": Tally._completer_finish,
-    "processor.capture": Tally._capture,
     "state.change": Tally._state_change,
 }
 """Event kind -> the `Tally` method that takes it into account (a table of the class, so that a tally holds no

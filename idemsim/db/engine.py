@@ -209,12 +209,13 @@ class Database:
         return any(v.values["status"] == "in_progress" and v.committed_live() for v in self.versions[KEYS])
 
     def tables(self) -> dict:
-        """The committed state in the result document's form."""
+        """The committed state in the result document's form (a charge row is the version's own values: read
+        the rows, never change them)."""
         return {
             KEYS: [{"key": values["key"], "fingerprint": values["fingerprint"], "status": values["status"],
                     "response": values["response"]}
                    for values in (v.values for v in self._live(KEYS, _by_key_then_id))],
-            CHARGES: [{"amount": v.values["amount"], "key": v.values["key"]} for v in self._live(CHARGES, _by_id)],
+            CHARGES: [v.values for v in self._live(CHARGES, _by_id)],  # exactly its columns, never changed: shared
         }
 
     # -- transactions -------------------------------------------------------------------------------------------
