@@ -120,11 +120,8 @@ class Handler:
         self.name = name
         self.config = api.config
         self.conn = api.db.connect(name)
-        self.conn.done = self._statement_done
         self.generation = api.generation
         """The process incarnation this handler belongs to; a crash makes it stale."""
-        self.in_statement = False
-        """True while a statement runs (or waits for a lock) on the connection."""
         self.last_statement: str | None = None
         """The last statement the handler sent (named in a custom design's error)."""
         self.statements = 0
@@ -147,7 +144,7 @@ class Handler:
 
     def sql(self, op: str, **fields: Any):
         """Run one statement (see `idemsim.db.engine`): ``yield from h.sql(...)`` gives its `Result`. (Not a
-        generator of its own: it checks, then hands over the connection's, which calls `_statement_done`.)"""
+        generator of its own: it checks, then hands over the connection's.)"""
         self.last_statement = op
         self.statements += 1
         if self.statements > MAX_STATEMENTS:
@@ -155,12 +152,16 @@ class Handler:
                               n=MAX_STATEMENTS, t=self.env._now)
         if self.generation != self.api.generation:
             raise ApiCrashed("process died")
-        self.in_statement = True
         return self.conn.statement(op, fields)
 
+    @property
+    def in_statement(self) -> bool:
+        """True while a statement runs (or waits for a lock) on the connection."""
+        return self.conn.busy
+
     def _statement_done(self) -> None:
-        """The connection's statement has ended (its result is recorded)."""
-        self.in_statement = False
+        """The statement that was running when the process died has ended (its result is recorded): the
+        connection drops now (`Api.crash` asked the connection to call this)."""
         if self.generation != self.api.generation:
             # The process died while this statement ran; like a PostgreSQL backend blocked on a lock, the
             # session notices the closed socket only now, and its transaction rolls back now.
@@ -324,7 +325,6 @@ class Api:
         finally:
             self.in_flight -= 1
             self.handlers.pop(name, None)
-            handler.conn.done = None  # (no cycle through the connection outlives the handler)
             if slot is not None:
                 self.pool.release(slot)
         self.log_lines += 1
@@ -480,6 +480,8 @@ class Api:
         for handler in list(self.handlers.values()):
             if not handler.in_statement:
                 self.drop(handler)
+            else:
+                handler.conn.done = handler._statement_done
         self.env.process(self._restart(restart_after))
 
     def drop(self, handler: Handler) -> None:

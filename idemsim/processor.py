@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import simpy
-from simpy.events import URGENT, Event
+from simpy.events import Event
 from pydantic import Field
 
 from .faults import FaultPlan
 from .fields import InputModel, PositiveSeconds, Seconds
-from .waits import FirstOf, timeout
+from .waits import FirstOf, soon, timeout
 
 Outcome = Literal["captured", "declined", "timeout", "in_use", "not_found"]
 
@@ -128,11 +128,7 @@ class Processor:
     # schedules the next, at the moments, and so in the order, that a SimPy process serving the call would.
     def _start(self, call: "_Call") -> None:
         """The call is sent: it is served from the next urgent event on (where a process would start)."""
-        begun = Event(self.env)
-        begun._ok = True
-        begun._value = None
-        begun.callbacks.append(lambda _event: self._reached(call))
-        self.env.schedule(begun, URGENT)
+        soon(self.env, lambda _event: self._reached(call))
 
     def _reached(self, call: "_Call") -> None:
         if self.config.latency:

@@ -5,7 +5,7 @@ properties read: which handler served which request, which writes of the API's c
 each handler answered, what was replayed, the longest wait on the index, the attempts per second (what the
 payment processor captured is the run's own ledger, `idemsim.simulation.Run.ledger`, not kept twice). Nothing here re-scans the trace, so a run may keep no trace at all and still be judged
 the same way: with a trace, the simulation gives it each recorded `idemsim.trace.Event` (`observe`); without
-one, it gives it the same facts directly (`take`, `db_result`), with no event made at all. `Tally.of` replays a
+one, it gives it the same facts directly (`take`, `result`), with no event made at all. `Tally.of` replays a
 stored trace into a fresh tally.
 
 Guarantees: the tally depends only on the events' order and contents, so a tally fed live, one fed without a
@@ -16,7 +16,7 @@ trace and one replayed from the stored trace are equal; connections of backgroun
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 WINDOW = 1.0
 """Seconds of one window of `Tally.attempts_per_second`."""
@@ -32,6 +32,15 @@ class CommittedWrite:
     id: int | None
     rows: int | None
     key: str | None
+
+
+class _Ended(NamedTuple):
+    """What a ``db.result`` event says of a statement's `idemsim.db.engine.Result` (what `Tally.result` reads)."""
+
+    rows: int | None
+    error: str | None
+    id: int | None
+    waited: float
 
 
 @dataclass
@@ -88,7 +97,7 @@ class Tally:
 
     # -- one kind of event each ----------------------------------------------------------------------------
     def _db_result_event(self, t: float, conn: str, d: dict) -> None:
-        self.db_result(conn, d["op"], d["fields"], d["rows"], d["error"], d["id"], d["waited"])
+        self.result(conn, d["op"], d["fields"], _Ended(d["rows"], d["error"], d["id"], d["waited"]))
 
     def _db_wait(self, t: float, conn: str, d: dict) -> None:
         if conn.startswith("api#"):
@@ -133,19 +142,17 @@ class Tally:
         if d["resource"] == "balance":
             self.balance_changed = True
 
-    def result(self, conn: str, op: str, fields: dict, result) -> None:
-        """A statement of ``conn`` ended with ``result`` (an `idemsim.db.engine.Result`): as `db_result`, for a run
-        without a trace, which has no event to take it from."""
-        waited = result.waited
-        self.db_result(conn, op, fields, result.rows, result.error, result.id, round(waited, 6) if waited else 0.0)
-
-    def db_result(self, conn: str, op: str, fields: dict | None, rows: int | None, error: str | None,
-                  id: int | None, waited: float) -> None:
-        """A statement of ``conn`` ended (``waited``: seconds it was blocked, rounded to the microsecond)."""
+    def result(self, conn: str, op: str, fields: dict | None, result) -> None:
+        """A statement of ``conn`` ended with ``result`` (an `idemsim.db.engine.Result`, or what a ``db.result``
+        event says of it): the database calls this directly in a run without a trace, which has no event."""
         if self._waiting:
             self._waiting.discard(conn)
-        if waited and waited > self.longest_wait and conn.startswith("api#"):
-            self.longest_wait = waited
+        waited = result.waited
+        if waited and conn.startswith("api#"):
+            waited = round(waited, 6)  # (as the trace shows it)
+            if waited > self.longest_wait:
+                self.longest_wait = waited
+        error = result.error
         block = self._blocks.get(conn)
         if op == "begin":
             if error is None and block is None:
@@ -159,7 +166,7 @@ class Tally:
             if block is not None:
                 block[0] = True
         elif op == "insert_charge" or op == "complete_key":
-            write = CommittedWrite(op, conn, id, rows, fields.get("key"))
+            write = CommittedWrite(op, conn, result.id, result.rows, fields.get("key"))
             if block is not None:
                 block[1].append(write)
             else:

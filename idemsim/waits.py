@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from heapq import heappush
 
-from simpy.events import NORMAL, PENDING, URGENT, Event, Process, Timeout, _describe_frame
+from simpy.events import NORMAL, PENDING, URGENT, Event, Initialize, Process, Timeout, _describe_frame
 
 
 class FirstOf(Event):
@@ -31,7 +31,8 @@ class FirstOf(Event):
         if self._value is PENDING:
             self._ok = True
             self._value = None
-            self.env.schedule(self)
+            env = self.env
+            heappush(env._queue, (env._now, NORMAL, next(env._eid), self))  # env.schedule(self)
 
 
 def timeout(env, delay: float) -> Timeout:
@@ -57,11 +58,18 @@ def later(env, delay: float, action, argument) -> None:
     def start(_event: Event) -> None:
         timeout(env, delay).callbacks.append(lambda _timeout: action(argument))
 
-    begun = Event(env)
+    soon(env, start)
+
+
+def soon(env, callback) -> None:
+    """Call ``callback(event)`` from an urgent event scheduled now: where a process started now would take its
+    first step (``env.process(...)`` schedules its `simpy.events.Initialize` so)."""
+    begun = Event.__new__(Event)
+    begun.env = env
+    begun.callbacks = [callback]
     begun._ok = True
     begun._value = None
-    begun.callbacks.append(start)
-    env.schedule(begun, URGENT)
+    heappush(env._queue, (env._now, URGENT, next(env._eid), begun))
 
 
 def fired(event: Event) -> bool:
@@ -74,6 +82,18 @@ class Task(Process):
     started and resumed exactly as it is, except that when its generator returns, the process is not scheduled
     as an event of its own, an event that would be processed with nothing to do. A task that fails is, so the
     run raises its exception just where the process's would have been raised. Nothing may wait for a task."""
+
+    def __init__(self, env, generator) -> None:
+        self.env = env
+        self.callbacks = []
+        self._generator = generator
+        start = Initialize.__new__(Initialize)  # Initialize(env, self), scheduled as SimPy schedules it
+        start.env = env
+        start.callbacks = [self._resume]
+        start._value = None
+        start._ok = True
+        heappush(env._queue, (env._now, URGENT, next(env._eid), start))
+        self._target = start
 
     def _resume(self, event: Event) -> None:
         env = self.env

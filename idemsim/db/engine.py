@@ -386,9 +386,11 @@ class Connection:
         """Seconds a statement may wait for a lock before 55P03; 0 waits forever."""
         self.closed = False
         """True after `disconnect`; later statements fail with 08003."""
+        self.busy = False
+        """True from the moment a statement is sent until its result is returned (waits for locks included)."""
         self.done: Callable[[], None] | None = None
-        """Called when a statement has ended, its result recorded, before `execute` returns it (the API's
-        handler checks there whether its process died meanwhile)."""
+        """If set, called when a statement has ended, its result recorded, before `execute` returns it (the API
+        sets it on the connection of a handler whose process died while its statement ran)."""
 
     def __repr__(self) -> str:
         return f"<Connection {self.name}>"
@@ -399,6 +401,7 @@ class Connection:
 
     def statement(self, op: str, fields: dict[str, Any]) -> Generator[simpy.Event, Any, Result]:
         """`execute` with the fields as a dict (which it keeps: it must not change afterwards)."""
+        self.busy = True
         spec = _FIELDS.get(op)
         if spec is None:
             raise ValueError(f"unknown op {op!r}; allowed: {', '.join(OPS)}")
@@ -460,6 +463,7 @@ class Connection:
             db.on_result(self.name, op, fields, result)
         elif db.on_event is not None:
             db.on_event(DbEvent(db.env.now, self.name, "result", op, result=result, fields=fields))
+        self.busy = False
         if self.done is not None:
             self.done()
         return result
