@@ -12,7 +12,7 @@ value tells. Neither event may fail.
 
 from __future__ import annotations
 
-from heapq import heappush
+from heapq import heappop, heappush
 
 from simpy.events import NORMAL, PENDING, URGENT, Event, Initialize, Process, Timeout, _describe_frame
 
@@ -130,3 +130,43 @@ class Task(Process):
                 descr = _describe_frame(generator.gi_frame)
                 raise RuntimeError(f'\n{descr}Invalid yield value "{event}"') from None
         env._active_proc = None
+
+
+class Deferred:
+    """Events due later that are kept out of the schedule until they are the next of their kind: a load's many
+    arrivals, each known from the start, would otherwise fill the schedule, and every step of the run would
+    pay for its size.
+
+    Each event gets its place (time, priority, sequence number) when it is scheduled, as ``env.schedule``
+    gives it; but only those that may be due before the others wait in the schedule, the rest in a queue of
+    their own. The event that comes first is always in the schedule, so every event is processed at exactly
+    the moment and in exactly the order it would have been. Each event's first callback must be `processed`."""
+
+    __slots__ = ("env", "scheduled", "pending")
+
+    def __init__(self, env) -> None:
+        self.env = env
+        self.scheduled: list = []
+        """The entries in the schedule that are not yet processed (a heap)."""
+        self.pending: list = []
+        """The entries kept out of it (a heap)."""
+
+    def schedule(self, event: Event, delay: float) -> None:
+        """``env.schedule(event, NORMAL, delay)``."""
+        env = self.env
+        entry = (env._now + delay, NORMAL, next(env._eid), event)
+        if not self.scheduled or entry < self.scheduled[0]:
+            heappush(self.scheduled, entry)
+            heappush(env._queue, entry)
+        else:
+            heappush(self.pending, entry)
+
+    def processed(self, _event: Event = None) -> None:
+        """The first of the scheduled entries is being processed: the next one to come joins the schedule if it
+        comes before those still there."""
+        scheduled, pending = self.scheduled, self.pending
+        heappop(scheduled)
+        if pending and (not scheduled or pending[0] < scheduled[0]):
+            entry = heappop(pending)
+            heappush(scheduled, entry)
+            heappush(self.env._queue, entry)

@@ -176,3 +176,63 @@ class TestFirstOf:
             return log
 
         assert story(True) == story(False)
+
+
+class TestDeferred:
+    @pytest.mark.parametrize("seed", range(20))
+    def test_deferred_events_are_processed_where_scheduled_ones_would_be(self, seed):
+        """Events scheduled through Deferred, in any order of times and with ties, are processed at the same
+        moments and in the same order as the same events given to env.schedule, among other events."""
+        import random
+
+        from simpy.events import NORMAL, Event
+
+        from idemsim.waits import Deferred
+
+        def story(deferred: bool) -> list:
+            rng = random.Random(seed)
+            env, log = simpy.Environment(), []
+            later_ones = Deferred(env)
+
+            def add(name: str, delay: float) -> None:
+                event = Event(env)
+                event._ok, event._value = True, None
+                if deferred:
+                    event.callbacks.append(later_ones.processed)
+                    later_ones.schedule(event, delay)
+                else:
+                    env.schedule(event, NORMAL, delay)
+                event.callbacks.append(lambda _e: log.append((env.now, name)))
+
+            def other(name: str):
+                for _ in range(5):
+                    yield env.timeout(rng.choice((0.0, 0.5, 1.0)))
+                    log.append((env.now, name))
+                    if rng.random() < 0.5:
+                        add(f"{name}+", rng.choice((0.0, 1.0, 1.5)))
+
+            for i in range(30):
+                add(f"e{i}", rng.choice((0.0, 0.5, 1.0, 2.0, 3.0)))
+            for name in ("p", "q"):
+                env.process(other(name))
+            env.run()
+            return log
+
+        assert story(True) == story(False)
+
+    def test_only_the_next_deferred_event_waits_in_the_schedule(self):
+        """A thousand events due one after another take one place in the schedule, not a thousand."""
+        from simpy.events import Event
+
+        from idemsim.waits import Deferred
+
+        env = simpy.Environment()
+        later_ones = Deferred(env)
+        for i in range(1000):
+            event = Event(env)
+            event._ok, event._value = True, None
+            event.callbacks.append(later_ones.processed)
+            later_ones.schedule(event, float(i))
+        assert len(env._queue) == 1
+        env.run()
+        assert env.now == 999.0 and not later_ones.pending
