@@ -38,6 +38,7 @@ from .processor import Processor
 from .scenario import Arrived, Scenario, shapes
 from .tally import Tally
 from .trace import Trace, Untraced
+from .waits import Deferred, soon
 
 FORMAT_VERSION = 1
 __all__ = ["MAX_EVENTS", "MAX_SIMULATED_SECONDS", "BoundedEnvironment", "Run", "simulate"]
@@ -326,9 +327,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
 
     ended, one_ended = _countdown(env, len(results) - len(in_turn) + (1 if in_turn else 0))
     starts = _Starts(env, at, client, one_ended)
-    for i in range(len(results)):
-        if i not in in_turn:
-            starts.schedule(i)
+    starts.schedule([i for i in range(len(results)) if i not in in_turn])
     if in_turn:
         env.process(_one_after_another(env, client, in_turn)).callbacks.append(one_ended)
     env.run(until=ended)
@@ -410,19 +409,34 @@ class _Starts:
         self.client = client
         self.ended = ended
         self.first = (self._initialize,)
-        self.then = (self._run,)
+        self.then = (self._due,)
+        self.waiting = Deferred(env)
+        """The starts waiting for their operation's time, only the next of them in the schedule."""
 
-    def schedule(self, index: int) -> None:
-        self.env.schedule(_Start(index, self.first), URGENT)
+    def schedule(self, indices: list[int]) -> None:
+        """Start these clients, in this order, where their processes made now would start. Their ``Initialize``
+        events, urgent, due now and scheduled one after the other, would be processed one after the other with
+        nothing in between (what they schedule comes after them): one urgent event starting them all in turn
+        does the same."""
+        soon(self.env, lambda _event: self._initialize_all(indices))
+
+    def _initialize_all(self, indices: list[int]) -> None:
+        first = self.first
+        for index in indices:
+            self._initialize(_Start(index, first))
 
     def _initialize(self, start: _Start) -> None:
         env = self.env
         at = self.at(start.index)
         if at > env.now:
             start.callbacks = self.then
-            env.schedule(start, NORMAL, at - env.now)
+            self.waiting.schedule(start, at - env.now)
         else:
             self._run(start)
+
+    def _due(self, start: _Start) -> None:
+        self.waiting.processed()
+        self._run(start)
 
     def _run(self, start: _Start) -> None:
         process = simpy.Process.__new__(simpy.Process)  # ``simpy.Process`` (simpy 4.1) without its Initialize
