@@ -23,10 +23,6 @@ WAIT_TOLERANCE = 0.05
 VERDICT_EXIT = {"held": 0, "no expectation": 0, "failed": 1, "vacuous": 1}
 
 
-def _seen(status: int | None) -> int | str:
-    return "timeout" if status is None else status
-
-
 def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     """The run's summary; ``keys``: the key records left, and how many of them are in progress
     (`idemsim.db.engine.Database.key_counts`)."""
@@ -39,12 +35,12 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     operations = [{
         "op": r.op,
         "logical": r.logical,
-        "client": clients[r.logical - 1] + ("-dup" if r.logical != r.op else ""),
+        "client": clients[r.logical - 1] if r.logical == r.op else clients[r.logical - 1] + "-dup",
         "key": r.keys[0] if r.keys else None,
         "outcome": r.outcome,
         "status": r.status,
         "attempts": r.attempts,
-        "seen": [_seen(s) for s in r.statuses],
+        "seen": ["timeout" if s is None else s for s in r.statuses],  # what the client saw of each attempt
     } for r in run.operations]
     first = operations[0]
     summary: dict[str, Any] = {

@@ -29,7 +29,7 @@ from pydantic import Field
 
 from .faults import FaultPlan
 from .fields import InputModel, PositiveSeconds, Seconds
-from .waits import FirstOf, soon, timeout
+from .waits import Deferred, FirstOf, soon, timeout
 
 Outcome = Literal["captured", "declined", "timeout", "in_use", "not_found"]
 
@@ -97,6 +97,9 @@ class Processor:
         """Every capture, in the order it happened."""
         self.in_flight = 0
         """Calls and answers not yet delivered or lost: the run waits for them."""
+        self.timeouts = Deferred(env)
+        """The callers' timeouts: one per call, seconds long (``api.processor_timeout``), and nearly all outlived
+        by their call's answer; kept out of the schedule but for the next (a load has hundreds at once)."""
         self._keys: dict[str, tuple[float, ProcessorAnswer | None]] = {}
         """Per key: when its first call arrived, and its answer (None while it is being processed)."""
 
@@ -117,7 +120,7 @@ class Processor:
         call = _Call(caller, request, request_id, amount, key, Event(env))
         self.in_flight += 1
         self._start(call)
-        yield FirstOf(env, call.reply, timeout(env, wait))
+        yield FirstOf(env, call.reply, self.timeouts.timeout(wait))
         call.waiting = False
         if call.reply.triggered:
             return call.reply.value

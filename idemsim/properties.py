@@ -136,13 +136,16 @@ def _charges(run) -> list[_Charge]:
 def _derive_charges(run) -> list[_Charge]:
     tally = run.tally
     logical = _logical(run)
+    requests, key_op, new = tally.handler_request.get, tally.key_op.get, tuple.__new__
     committed = []
     for w in tally.committed:
         if w.op != "insert_charge":
             continue
-        op = tally.op_of(w.conn, w.key)
-        committed.append(_Charge(w.id, w.conn, tally.handler_request.get(w.conn), op, logical(op)))
-    committed.sort(key=lambda c: c.id)
+        request = requests(w.conn)
+        op = int(request.partition(".")[0]) if request is not None else \
+            key_op(w.key) if w.key is not None else None  # (`Tally.op_of`, inline: a load has many)
+        committed.append(new(_Charge, (w.id, w.conn, request, op, logical(op))))
+    committed.sort()  # by id: ids are unique, so no other field is compared
     table = run.tables["charges"]
     assert len(committed) == len(table), (
         f"the trace shows {len(committed)} committed charges, the charges table {len(table)}")
@@ -154,6 +157,8 @@ def _logical(run) -> Callable[[int | None], int | None]:
     def derive(run):
         copies = {r.op: r.logical for r in run.operations if r.logical != r.op}
         count = len(run.operations)  # client processes are numbered 1..count
+        if not copies:
+            return lambda op: op if op is not None and 1 <= op <= count else None
         return lambda op: (copies.get(op, op) if op is not None and 1 <= op <= count else None)
 
     return _once(run, "logical", derive)
@@ -172,11 +177,12 @@ def _captures(run) -> list[_Capture]:
 def _derive_captures(run) -> list[_Capture]:
     tally = run.tally
     logical = _logical(run)
+    new = tuple.__new__
     out = []
     for c in run.ledger:
         request, caller, key = c.request, c.caller, c.key
-        op = tally.op_of_request(request) if request else tally.op_of(caller, key)
-        out.append(_Capture(c.id, c.amount, key, round(c.t, 6), request, caller, op, logical(op)))
+        op = int(request.partition(".")[0]) if request else tally.op_of(caller, key)  # (`Tally.op_of_request`)
+        out.append(new(_Capture, (c.id, c.amount, key, round(c.t, 6), request, caller, op, logical(op))))
     return out
 
 

@@ -356,6 +356,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     # before the tables and the summary are made, and the database once the tables are, so that the peak of
     # memory is not the model's and the summary's together.
     env._queue.clear()
+    processor.timeouts.clear()
     del env, api, processor, network, plan, recorder, trace
     tables = db.tables()
     del db

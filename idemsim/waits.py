@@ -161,6 +161,23 @@ class Deferred:
         else:
             heappush(self.pending, entry)
 
+    def clear(self) -> None:
+        """Forget every event (the run is over): each holds this, through its first callback."""
+        self.scheduled.clear()
+        self.pending.clear()
+
+    def timeout(self, delay: float) -> Timeout:
+        """`timeout` (``env.timeout(delay)``) kept here until it is the next: for waits that mostly end before
+        their timeout, whose timeouts, long and many, would otherwise fill the schedule."""
+        event = Timeout.__new__(Timeout)
+        event.env = self.env
+        event.callbacks = [self.processed]
+        event._delay = delay
+        event._ok = True
+        event._value = None
+        self.schedule(event, delay)
+        return event
+
     def processed(self, _event: Event = None) -> None:
         """The first of the scheduled entries is being processed: the next one to come joins the schedule if it
         comes before those still there."""
