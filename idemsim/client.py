@@ -179,12 +179,12 @@ def make_key(rng: random.Random) -> str:
 class Client:
     """Runs one logical operation as a SimPy process; ``result`` fills in as it goes."""
 
-    __slots__ = ("env", "op", "logical", "key", "operation", "config", "rng", "network", "api", "trace", "name",
-                 "result", "budget", "_waiting")
+    __slots__ = ("env", "op", "logical", "key", "operation", "at", "config", "rng", "network", "api", "trace",
+                 "name", "result", "budget", "_waiting")
 
     def __init__(self, env: simpy.Environment, op: int, operation: Operation, config: ClientConfig,
                  rng: random.Random, network: Network, api, trace: Trace, *, key: str | None = None,
-                 logical: int | None = None, budget: TokenBucket | None = None) -> None:
+                 logical: int | None = None, budget: TokenBucket | None = None, at: float | None = None) -> None:
         self.env = env
         self.op = op
         self.logical = logical or op
@@ -192,6 +192,9 @@ class Client:
         self.key = key
         """The key of a per-operation client, chosen before the run starts."""
         self.operation = operation
+        self.at = operation.at if at is None else at
+        """When the operation starts: its ``at``, unless given (a load's generated operations share one
+        `Operation`, their template, and differ only in this)."""
         self.config = config
         self.rng = rng
         self.network = network
@@ -206,8 +209,8 @@ class Client:
 
     def run(self):
         env, operation, config, trace = self.env, self.operation, self.config, self.trace
-        if operation.at > env._now:
-            yield env.timeout(operation.at - env._now)
+        if self.at > env._now:
+            yield env.timeout(self.at - env._now)
         start = env._now
         r = self.result
         r.started = start

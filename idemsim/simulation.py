@@ -301,17 +301,21 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     results: list = [None] * (written + len(copies))
     """Each client's `OperationResult`, in client order, put in when the client is made."""
 
+    generated = len(operations.written) if isinstance(operations, Arrived) else written
+    """The index of the first generated operation (`Arrived`): each is its template but for its ``at``."""
+
     def client(i: int) -> Client:
         """The client of index ``i``, made when it starts (a load's clients are not all held at once)."""
         if i < written:
-            operation, key, logical = operations[i], keys[i], None
+            operation = operations[i] if i < generated else operations.template  # (not a copy per client)
+            key, logical = keys[i], None
         else:
-            logical, at = copies[i - written]
+            logical, starts_at = copies[i - written]
             original = operations[logical - 1]
-            operation = original.model_copy(update={"at": at, "client": f"{original.client}-dup"})
+            operation = original.model_copy(update={"at": starts_at, "client": f"{original.client}-dup"})
             key = keys[logical - 1]
         made = Client(env, i + 1, operation, _config(scenario, operation), rng, network, api, trace, key=key,
-                      logical=logical, budget=budget(operation))
+                      logical=logical, budget=budget(operation), at=at(i))
         results[i] = made.result
         return made
 
