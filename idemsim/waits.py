@@ -12,6 +12,7 @@ value tells. Neither event may fail.
 
 from __future__ import annotations
 
+from collections import deque
 from heapq import heappop, heappush
 
 from simpy.events import NORMAL, PENDING, URGENT, Event, Initialize, Process, Timeout, _describe_frame
@@ -140,16 +141,21 @@ class Deferred:
     Each event gets its place (time, priority, sequence number) when it is scheduled, as ``env.schedule``
     gives it; but only those that may be due before the others wait in the schedule, the rest in a queue of
     their own. The event that comes first is always in the schedule, so every event is processed at exactly
-    the moment and in exactly the order it would have been. Each event's first callback must be `processed`."""
+    the moment and in exactly the order it would have been. Each event's first callback must be `processed`.
 
-    __slots__ = ("env", "scheduled", "pending")
+    Events that come in the order they are due (arrivals drawn one after another, timeouts of one length) are
+    kept in a plain queue, the others in a heap: adding and taking the next cost the same however many wait."""
+
+    __slots__ = ("env", "scheduled", "in_order", "pending")
 
     def __init__(self, env) -> None:
         self.env = env
         self.scheduled: list = []
         """The entries in the schedule that are not yet processed (a heap)."""
+        self.in_order: deque = deque()
+        """Entries kept out of it, each due after the one before it (a queue)."""
         self.pending: list = []
-        """The entries kept out of it (a heap)."""
+        """The other entries kept out of it (a heap)."""
 
     def schedule(self, event: Event, delay: float) -> None:
         """``env.schedule(event, NORMAL, delay)``."""
@@ -158,12 +164,15 @@ class Deferred:
         if not self.scheduled or entry < self.scheduled[0]:
             heappush(self.scheduled, entry)
             heappush(env._queue, entry)
+        elif not self.in_order or entry > self.in_order[-1]:
+            self.in_order.append(entry)
         else:
             heappush(self.pending, entry)
 
     def clear(self) -> None:
         """Forget every event (the run is over): each holds this, through its first callback."""
         self.scheduled.clear()
+        self.in_order.clear()
         self.pending.clear()
 
     def timeout(self, delay: float) -> Timeout:
@@ -181,9 +190,17 @@ class Deferred:
     def processed(self, _event: Event = None) -> None:
         """The first of the scheduled entries is being processed: the next one to come joins the schedule if it
         comes before those still there."""
-        scheduled, pending = self.scheduled, self.pending
+        scheduled, in_order, pending = self.scheduled, self.in_order, self.pending
         heappop(scheduled)
-        if pending and (not scheduled or pending[0] < scheduled[0]):
-            entry = heappop(pending)
-            heappush(scheduled, entry)
-            heappush(self.env._queue, entry)
+        if in_order and (not pending or in_order[0] < pending[0]):
+            entry = in_order[0]
+            if not scheduled or entry < scheduled[0]:
+                in_order.popleft()
+                heappush(scheduled, entry)
+                heappush(self.env._queue, entry)
+        elif pending:
+            entry = pending[0]
+            if not scheduled or entry < scheduled[0]:
+                heappop(pending)
+                heappush(scheduled, entry)
+                heappush(self.env._queue, entry)

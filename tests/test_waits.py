@@ -235,4 +235,4 @@ class TestDeferred:
             later_ones.schedule(event, float(i))
         assert len(env._queue) == 1
         env.run()
-        assert env.now == 999.0 and not later_ones.pending
+        assert env.now == 999.0 and not later_ones.pending and not later_ones.in_order
