@@ -153,6 +153,9 @@ class Fate(NamedTuple):
     """Index of the scripted fault that decided this fate, or None (random or no fault)."""
 
 
+_new = tuple.__new__
+
+
 class FaultPlan:
     """Answers, at each decision point of a run, whether a fault happens there."""
 
@@ -162,6 +165,8 @@ class FaultPlan:
         self.rng = rng
         self.links = links
         """``{"request": Link, "response": Link}``: the random part (loss and latency) of each direction."""
+        self._draws = {name: (link.loss, link.latency.sampler()) for name, link in links.items()}
+        """Each direction's loss, and its latency's `idemsim.network.Latency.sampler`."""
         self.fired: list[int] = []
         """Indices of the scripted faults that happened, in the order they happened."""
         self.outages = any(f.kind == "outage" for f in self.faults)
@@ -188,11 +193,11 @@ class FaultPlan:
 
     def message(self, message: str, op: int, attempt: int) -> Fate:
         """The fate of the request or response of attempt ``attempt`` of operation ``op``."""
-        link = self.links[message]
-        randomly_lost = self.rng.random() < link.loss
-        latency = link.latency.draw(self.rng)
+        loss, draw = self._draws[message]
+        randomly_lost = self.rng.random() < loss
+        latency = draw(self.rng)
         if not self._at:
-            return Fate(randomly_lost, latency)
+            return _new(Fate, (randomly_lost, latency, None))  # Fate(randomly_lost, latency), made the quick way
         lose = self._find("lose", op, attempt, "message", message)
         if lose is not None:
             self.fired.append(lose)

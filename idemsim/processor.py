@@ -91,6 +91,7 @@ class Processor:
         self.capture_time = capture_time
         """Or, if set, the distribution (a `idemsim.network.Latency`, the scenario's ``api.charge``) each
         capture's time is drawn from, with the run's random numbers, when the capture begins."""
+        self._draw_capture = capture_time.sampler() if capture_time is not None else None
         self.plan = plan
         self.trace = trace
         self.ledger: list[Capture] = []
@@ -152,7 +153,7 @@ class Processor:
         else:
             if key is not None:
                 self._keys[key] = (env._now, None)
-            seconds = self.capture_seconds if self.capture_time is None else self.capture_time.draw(self.plan.rng)
+            seconds = self.capture_seconds if self._draw_capture is None else self._draw_capture(self.plan.rng)
             if seconds:
                 timeout(env, seconds).callbacks.append(lambda _event: self._captured(call))
             else:

@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 import simpy
 
 from idemsim.faults import FaultPlan, LoseMessage
@@ -78,6 +80,19 @@ class TestLatency:
             latency.draw(rng_a)
             rng_b.random()
             assert rng_a.random() == rng_b.random()
+
+    @pytest.mark.parametrize("latency", [
+        Latency(), Latency(seconds=0.02, shift=0.001), Latency(dist="uniform", low=0.1, high=0.2),
+        Latency(dist="uniform", low=0.001, high=0.005, stall=0.05, stall_seconds=0.3),
+        Latency(dist="exponential", mean=0.008, shift=0.002), Latency(dist="exponential", stall=0.5, stall_seconds=1),
+    ], ids=repr)
+    def test_a_sampler_draws_what_draw_does(self, latency):
+        """Latency.sampler() gives the same values as Latency.draw, from the same random numbers, and leaves the
+        generator in the same state."""
+        rng_a, rng_b = random.Random(7), random.Random(7)
+        sample = latency.sampler()
+        assert [sample(rng_a) for _ in range(500)] == [latency.draw(rng_b) for _ in range(500)]
+        assert rng_a.random() == rng_b.random()
 
     def test_uniform_stays_in_range(self):
         """A uniform latency lies between its low and high bounds."""
