@@ -134,6 +134,11 @@ class _Statement:
         return sql_for(self.op, self.fields)
 
 
+_NOTHING_RUN = _Statement("", {})
+"""What a statement that reads and writes no table (``begin``, ``commit``, …) or fails before it does took and
+waited: nothing (never changed)."""
+
+
 class Database:
     """The two tables, their sequences, the unique index (optional), transactions and their lock waits."""
 
@@ -412,7 +417,7 @@ class Connection:
             unknown = [name for name in fields if name not in required + optional]
             raise ValueError(f"{op}: missing fields {missing}, unknown fields {unknown}")
         db = self.db
-        stmt = _Statement(op, fields)
+        stmt = _NOTHING_RUN  # until a statement of the tables runs
         rows = row = error = None
         try:
             if self.closed:
@@ -444,6 +449,7 @@ class Connection:
                 else:
                     if tx is None:
                         tx = db._begin(self, READ_COMMITTED, explicit=False)
+                    stmt = _Statement(op, fields)
                     try:
                         if op in _REFUSING:
                             _refuse_values(stmt)
