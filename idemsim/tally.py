@@ -54,9 +54,15 @@ class Tally:
     key_op: dict[str, int] = field(default_factory=dict)
     """Key -> the client process (op number) that first sent it."""
     committed: list[CommittedWrite] = field(default_factory=list)
-    """Committed charge inserts and key completions, in commit order."""
+    """Committed charge inserts, in commit order."""
+    stored: dict[str | None, tuple[str, int, Any]] = field(default_factory=dict)
+    """Key -> the first answer stored for it, once known (`first_stored`): (its writer, status, body)."""
+    completers: dict[str | None, list[str]] = field(default_factory=dict)
+    """Key -> the writers of its committed, row-changing ``complete_key``, in commit order, while none of them
+    has answered in a way that settles its `stored` answer."""
     sent: dict[tuple[str, str | None], tuple[int, Any]] = field(default_factory=dict)
-    """(handler, key) -> the answer it made itself (not a replay), as (status, body); the completer's too."""
+    """(handler, key) -> the answer it made itself (not a replay), as (status, body), the completer's too; kept
+    only while the key's first stored answer is not settled (once it is, no other answer can change it)."""
     replays: list[tuple[str, int, Any]] = field(default_factory=list)
     """Every replayed answer: (request id, status, body)."""
     longest_wait: float = 0.0
@@ -133,10 +139,10 @@ class Tally:
         if d["replay"]:
             self.replays.append((d["request"], d["status"], d["body"]))
         else:
-            self.sent[(handler, self.request_key.get(d["request"]))] = (d["status"], d["body"])
+            self._answered(handler, self.request_key.get(d["request"]), d["status"], d["body"])
 
     def _completer_finish(self, t: float, actor: str, d: dict) -> None:
-        self.sent[(actor, d["key"])] = (d["status"], d["body"])
+        self._answered(actor, d["key"], d["status"], d["body"])
 
     def _state_change(self, t: float, actor: str, d: dict) -> None:
         if d["resource"] == "balance":
@@ -160,7 +166,8 @@ class Tally:
         elif op in ("commit", "rollback", "disconnect"):
             if block is not None:
                 if op == "commit" and error is None and not block[0]:
-                    self.committed.extend(block[1])
+                    for write in block[1]:
+                        self._committed(write)
                 del self._blocks[conn]
         elif error is not None:
             if block is not None:
@@ -170,7 +177,38 @@ class Tally:
             if block is not None:
                 block[1].append(write)
             else:
-                self.committed.append(write)
+                self._committed(write)
+
+    def _committed(self, w: CommittedWrite) -> None:
+        if w.op == "insert_charge":
+            self.committed.append(w)
+        elif w.rows:  # a row-changing complete_key: its writer's answer may be the key's first stored one
+            key = w.key if w.key is not None else self.request_key.get(self.handler_request.get(w.conn, ""))
+            if key not in self.stored:
+                self.completers.setdefault(key, []).append(w.conn)
+                self._settle(key)
+
+    def _answered(self, handler: str, key: str | None, status: int, body: Any) -> None:
+        """``handler`` answered a request for ``key`` itself (not a replay)."""
+        stored = self.stored.get(key)
+        if stored is not None:  # settled: only its writer's answering again changes it (its last answer counts)
+            if stored[0] == handler:
+                self.stored[key] = (handler, status, body)
+            return
+        self.sent[(handler, key)] = (status, body)
+        if key in self.completers:
+            self._settle(key)
+
+    def _settle(self, key: str | None) -> None:
+        """Once the first committed writer of ``key``'s completion has answered, that answer is its first
+        stored one for good: the answers kept for it are let go."""
+        writers = self.completers[key]
+        answer = self.sent.get((writers[0], key))
+        if answer is not None:
+            self.stored[key] = (writers[0], *answer)
+            del self.completers[key]
+            for writer in writers:
+                self.sent.pop((writer, key), None)
 
     # -- derived facts -------------------------------------------------------------------------------------
     def attempts_per_second(self) -> dict:
@@ -192,14 +230,14 @@ class Tally:
     def first_stored(self) -> dict[str | None, tuple[int, Any]]:
         """The first answer stored for each key: what the writer of the first committed, row-changing
         ``complete_key`` answered itself."""
-        first: dict[str | None, tuple[int, Any]] = {}
-        for w in self.committed:
-            if w.op != "complete_key" or not w.rows:
-                continue
-            key = w.key if w.key is not None else self.request_key.get(self.handler_request.get(w.conn, ""))
-            answer = self.sent.get((w.conn, key))
-            if answer is not None:
-                first.setdefault(key, answer)
+        first: dict[str | None, tuple[int, Any]] = {key: (status, body)
+                                                    for key, (_, status, body) in self.stored.items()}
+        for key, writers in self.completers.items():  # not settled: the first writer never answered
+            for writer in writers:
+                answer = self.sent.get((writer, key))
+                if answer is not None:
+                    first[key] = answer
+                    break
         return first
 
 
