@@ -357,7 +357,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     # memory is not the model's and the summary's together.
     _let_go(env)
     del env, api, processor, network, plan, recorder, trace
-    tables = db.tables()
+    tables = db.take_tables()
     del db
     run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)
     run.summary = summarize(run, keys)

@@ -217,6 +217,24 @@ class Database:
             CHARGES: [v.values for v in self._live(CHARGES, _by_id)],  # exactly its columns, never changed: shared
         }
 
+    def take_tables(self) -> dict:
+        """`tables`, for the database's last reader (the end of a run): its row versions are let go as the rows
+        are made, so that the tables and the versions they come from are not all in memory at once. The
+        database is empty afterwards."""
+        keys = [v for v in self.versions[KEYS] if v.committed_live()]
+        keys.sort(key=_by_id)
+        keys.sort(key=_key_of)  # by key then id, as `tables`, without a (key, id) tuple per version
+        charges = self._live(CHARGES, _by_id)
+        self.versions = {KEYS: [], CHARGES: []}
+        self.versions_by_key = {}
+        key_rows = []
+        for i, version in enumerate(keys):
+            values = version.values
+            key_rows.append(_KeyRow(values["key"], values["fingerprint"], values["status"],
+                                    values["response"]).__dict__)
+            keys[i] = None
+        return {KEYS: key_rows, CHARGES: [v.values for v in charges]}
+
     # -- transactions -------------------------------------------------------------------------------------------
 
     def _begin(self, conn: Connection, isolation: str, explicit: bool) -> Transaction:
@@ -793,6 +811,10 @@ class _KeyRow:
 
 def _by_id(version: RowVersion) -> int:
     return version.id
+
+
+def _key_of(version: RowVersion) -> str:
+    return version.values["key"]
 
 
 def _by_key_then_id(version: RowVersion) -> tuple:
