@@ -141,7 +141,7 @@ def _derive_charges(run) -> list[_Charge]:
         if w.op != "insert_charge":
             continue
         op = tally.op_of(w.conn, w.key)
-        committed.append(_Charge(w.id, w.conn, tally.handler_request.get(w.conn), op, logical(op)))
+        committed.append(_Charge(w.id, w.conn, tally.request_of(w.conn), op, logical(op)))
     committed.sort(key=lambda c: c.id)
     table = run.tables["charges"]
     assert len(committed) == len(table), (
@@ -323,8 +323,8 @@ def replay_identical(run) -> list[Violation]:
     tally = run.tally
     first = tally.first_stored()
     out = []
-    for request, status, body in tally.replays:
-        key, answer = tally.request_key.get(request), (status, body)
+    for request, status, body, key in tally.replays:
+        answer = (status, body)
         if first.get(key) != answer:
             from .i18n import text
 

@@ -47,10 +47,13 @@ class _Ended(NamedTuple):
 class Tally:
     """Facts about one run, in the order they happened."""
 
-    handler_request: dict[str, str] = field(default_factory=dict)
-    """Handler name -> the request id it serves."""
+    handler_requests: list[str | None] = field(default_factory=list)
+    """The request id each handler serves: handler ``api#N``'s is item N - 1 (`idemsim.api.Api.receive` numbers
+    the handlers from 1 in arrival order). A list, not a dict by name: a load has one or more per payment."""
+    handler_keys: list[str | None] = field(default_factory=list)
+    """The idempotency key of each handler's request, likewise."""
     request_key: dict[str, str | None] = field(default_factory=dict)
-    """Request id -> the idempotency key it carried."""
+    """Request id -> the idempotency key it carried, until the request reaches a handler (`handler_keys`)."""
     key_op: dict[str, int] = field(default_factory=dict)
     """Key -> the client process (op number) that first sent it."""
     committed: list[CommittedWrite] = field(default_factory=list)
@@ -63,8 +66,8 @@ class Tally:
     sent: dict[tuple[str, str | None], tuple[int, Any]] = field(default_factory=dict)
     """(handler, key) -> the answer it made itself (not a replay), as (status, body), the completer's too; kept
     only while the key's first stored answer is not settled (once it is, no other answer can change it)."""
-    replays: list[tuple[str, int, Any]] = field(default_factory=list)
-    """Every replayed answer: (request id, status, body)."""
+    replays: list[tuple[str, int, Any, str | None]] = field(default_factory=list)
+    """Every replayed answer: (request id, status, body, the request's key)."""
     longest_wait: float = 0.0
     """The longest time a statement of the API's handlers spent blocked."""
     arrivals: int = 0
@@ -112,7 +115,17 @@ class Tally:
                 self.waiting_peak = len(self._waiting)
 
     def _arrive(self, t: float, actor: str, d: dict) -> None:
-        self.handler_request[d["handler"]] = d["request"]
+        request = d["request"]
+        key = self.request_key.pop(request, None)  # (a request reaches the API once at most: never duplicated)
+        i = _handler_index(d["handler"])
+        if i is not None:
+            requests = self.handler_requests
+            if i >= len(requests):
+                grow = [None] * (i + 1 - len(requests))
+                requests.extend(grow)
+                self.handler_keys.extend(grow)
+            requests[i] = request
+            self.handler_keys[i] = key
         self.arrivals += 1
 
     def _pool_acquire(self, t: float, actor: str, d: dict) -> None:
@@ -137,9 +150,9 @@ class Tally:
 
     def _response(self, t: float, handler: str, d: dict) -> None:
         if d["replay"]:
-            self.replays.append((d["request"], d["status"], d["body"]))
+            self.replays.append((d["request"], d["status"], d["body"], self.key_of(handler)))
         else:
-            self._answered(handler, self.request_key.get(d["request"]), d["status"], d["body"])
+            self._answered(handler, self.key_of(handler), d["status"], d["body"])
 
     def _completer_finish(self, t: float, actor: str, d: dict) -> None:
         self._answered(actor, d["key"], d["status"], d["body"])
@@ -183,7 +196,7 @@ class Tally:
         if w.op == "insert_charge":
             self.committed.append(w)
         elif w.rows:  # a row-changing complete_key: its writer's answer may be the key's first stored one
-            key = w.key if w.key is not None else self.request_key.get(self.handler_request.get(w.conn, ""))
+            key = w.key if w.key is not None else self.key_of(w.conn)
             if key not in self.stored:
                 self.completers.setdefault(key, []).append(w.conn)
                 self._settle(key)
@@ -220,9 +233,19 @@ class Tally:
     def op_of_request(self, request: str | None) -> int | None:
         return int(request.split(".", 1)[0]) if request else None
 
+    def request_of(self, conn: str) -> str | None:
+        """The request a handler serves; None for a background process."""
+        i = _handler_index(conn)
+        return self.handler_requests[i] if i is not None and i < len(self.handler_requests) else None
+
+    def key_of(self, conn: str) -> str | None:
+        """The idempotency key of the request a handler serves; None for a background process."""
+        i = _handler_index(conn)
+        return self.handler_keys[i] if i is not None and i < len(self.handler_keys) else None
+
     def op_of(self, conn: str, key: str | None) -> int | None:
         """The client process a write or capture is for: its handler's request, else its key's first sender."""
-        request = self.handler_request.get(conn)
+        request = self.request_of(conn)
         if request is not None:
             return self.op_of_request(request)
         return self.key_op.get(key) if key is not None else None
@@ -239,6 +262,15 @@ class Tally:
                     first[key] = answer
                     break
         return first
+
+
+def _handler_index(name: str) -> int | None:
+    """Handler ``api#N``'s index in `Tally.handler_requests` (N - 1); None for any other connection or actor."""
+    if name.startswith("api#"):
+        number = name[4:]
+        if number.isdigit() and number[0] != "0":
+            return int(number) - 1
+    return None
 
 
 _TAKES = {
