@@ -138,8 +138,6 @@ def _derive_charges(run) -> list[_Charge]:
     logical = _logical(run)
     committed = []
     for w in tally.committed:
-        if w.op != "insert_charge":
-            continue
         op = tally.op_of(w.conn, w.key)
         committed.append(_Charge(w.id, w.conn, tally.request_of(w.conn), op, logical(op)))
     committed.sort(key=lambda c: c.id)

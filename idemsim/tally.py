@@ -24,13 +24,23 @@ WINDOW = 1.0
 
 @dataclass(slots=True)
 class CommittedWrite:
-    """An ``insert_charge`` or ``complete_key`` whose transaction committed."""
+    """An ``insert_charge`` or ``complete_key`` whose transaction committed (or will, when its block does)."""
 
     op: str
     conn: str
     """The connection (handler ``api#N`` or a background process) that wrote it."""
     id: int | None
     rows: int | None
+    key: str | None
+
+
+@dataclass(slots=True)
+class CommittedCharge:
+    """An ``insert_charge`` whose transaction committed: what the properties read of it."""
+
+    conn: str
+    """The connection (handler ``api#N`` or a background process) that wrote it."""
+    id: int | None
     key: str | None
 
 
@@ -52,11 +62,14 @@ class Tally:
     the handlers from 1 in arrival order). A list, not a dict by name: a load has one or more per payment."""
     handler_keys: list[str | None] = field(default_factory=list)
     """The idempotency key of each handler's request, likewise."""
+    op_keys: list = field(default_factory=list)
+    """The key each client process (op N: item N - 1) sent with its first attempt (`_UNSENT` before it)."""
     request_key: dict[str, str | None] = field(default_factory=dict)
-    """Request id -> the idempotency key it carried, until the request reaches a handler (`handler_keys`)."""
+    """Request id -> the idempotency key it carried, for a request whose key is not its process's first
+    (`op_keys`; a new key per attempt): with one key per operation, a load keeps no entry here."""
     key_op: dict[str, int] = field(default_factory=dict)
     """Key -> the client process (op number) that first sent it."""
-    committed: list[CommittedWrite] = field(default_factory=list)
+    committed: list[CommittedCharge] = field(default_factory=list)
     """Committed charge inserts, in commit order."""
     stored: dict[str | None, tuple[str, int, Any]] = field(default_factory=dict)
     """Key -> the first answer stored for it, once known (`first_stored`): (its writer, status, body)."""
@@ -116,7 +129,7 @@ class Tally:
 
     def _arrive(self, t: float, actor: str, d: dict) -> None:
         request = d["request"]
-        key = self.request_key.pop(request, None)  # (a request reaches the API once at most: never duplicated)
+        key = self.key_of_request(request)
         i = _handler_index(d["handler"])
         if i is not None:
             requests = self.handler_requests
@@ -132,8 +145,15 @@ class Tally:
         self.pool_waits.append(d["waited"])
 
     def _attempt_send(self, t: float, actor: str, d: dict) -> None:
-        request, key = d["request"], d["key"]
-        self.request_key[request] = key
+        request, key, op = d["request"], d["key"], d["op"]
+        op_keys = self.op_keys
+        if op > len(op_keys):
+            op_keys.extend([_UNSENT] * (op - len(op_keys)))
+        first = op_keys[op - 1]
+        if first is _UNSENT:
+            op_keys[op - 1] = key
+        elif key != first:
+            self.request_key[request] = key
         self._sent[request] = t
         if key is not None and key not in self.key_op:
             self.key_op[key] = d["op"]
@@ -194,7 +214,7 @@ class Tally:
 
     def _committed(self, w: CommittedWrite) -> None:
         if w.op == "insert_charge":
-            self.committed.append(w)
+            self.committed.append(CommittedCharge(w.conn, w.id, w.key))
         elif w.rows:  # a row-changing complete_key: its writer's answer may be the key's first stored one
             key = w.key if w.key is not None else self.key_of(w.conn)
             if key not in self.stored:
@@ -233,6 +253,16 @@ class Tally:
     def op_of_request(self, request: str | None) -> int | None:
         return int(request.split(".", 1)[0]) if request else None
 
+    def key_of_request(self, request: str) -> str | None:
+        """The idempotency key request ``request`` (``op.attempt``) carried; None if it was never sent."""
+        key = self.request_key.get(request, _UNSENT)
+        if key is _UNSENT:
+            op = self.op_of_request(request)
+            key = self.op_keys[op - 1] if op is not None and 1 <= op <= len(self.op_keys) else None
+            if key is _UNSENT:
+                key = None
+        return key
+
     def request_of(self, conn: str) -> str | None:
         """The request a handler serves; None for a background process."""
         i = _handler_index(conn)
@@ -262,6 +292,10 @@ class Tally:
                     first[key] = answer
                     break
         return first
+
+
+_UNSENT = object()
+"""In `Tally.op_keys`: the process has sent nothing yet."""
 
 
 def _handler_index(name: str) -> int | None:
