@@ -270,8 +270,9 @@ class Database:
 
     def _ended(self, tx: Transaction) -> None:
         """`tx` has just committed or aborted: its waiters resume; dead row versions may be reclaimed."""
-        if tx.waiters:
-            waits, tx.waiters = tx.waiters, []
+        waits = tx.waiters
+        tx.waiters = ()  # nothing waits on an ended transaction: no list kept while a row version holds it
+        if waits:
             for wait in self.wake_order(waits):
                 wait.end(RELEASED)
         if tx.isolation != READ_COMMITTED:
@@ -340,7 +341,7 @@ class Database:
         self.versions[CHARGES] = [v for v in self.versions[CHARGES] if keep(v)]
         by_key = self.versions_by_key
         for key in touched:
-            by_key[key] = [v for v in by_key[key] if id(v) not in removed]
+            by_key[key] = [v for v in by_key[key] if id(v) not in removed][:]  # (a copy of its exact size)
         self._min_expiry = min((v.values["expires_at"] for v in self.versions[KEYS]), default=float("inf"))
         self._unvacuumed = 0
         self._vacuum_at = max(VACUUM_MIN, len(self.versions[KEYS]) + len(self.versions[CHARGES]))
@@ -567,7 +568,11 @@ class Connection:
                              tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "started", None, db.env.now).__dict__
         version = RowVersion(KEYS, stmt.id, values, tx)
         db.versions[KEYS].append(version)
-        db.versions_by_key.setdefault(f["key"], []).append(version)
+        same_key = db.versions_by_key.get(f["key"])
+        if same_key is None:
+            db.versions_by_key[f["key"]] = [version]  # (a list of its exact size: a load has one per key)
+        else:
+            same_key.append(version)
         db._written(version)
         return 1, None
 
