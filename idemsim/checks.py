@@ -44,7 +44,7 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
         r.outcome,
         r.status,
         r.attempts,
-        [_seen(s) for s in r.statuses],
+        r.statuses.copy() if None not in r.statuses else [_seen(s) for s in r.statuses],  # (exact size)
     ).__dict__ for r in run.operations]
     first = operations[0]
     summary: dict[str, Any] = {
