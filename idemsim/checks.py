@@ -32,16 +32,16 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     forget_facts(run)  # a load's are as big as the lists below: not both at once
     keys_held, keys_in_progress = keys
     clients = [operation.client for operation in shapes(run.scenario.operations)]
-    operations = [{
-        "op": r.op,
-        "logical": r.logical,
-        "client": clients[r.logical - 1] if r.logical == r.op else clients[r.logical - 1] + "-dup",
-        "key": r.keys[0] if r.keys else None,
-        "outcome": r.outcome,
-        "status": r.status,
-        "attempts": r.attempts,
-        "seen": ["timeout" if s is None else s for s in r.statuses],  # what the client saw of each attempt
-    } for r in run.operations]
+    operations = [_Operation(
+        r.op,
+        r.logical,
+        clients[r.logical - 1] + ("-dup" if r.logical != r.op else ""),
+        r.keys[0] if r.keys else None,
+        r.outcome,
+        r.status,
+        r.attempts,
+        r.statuses.copy() if None not in r.statuses else ["timeout" if s is None else s for s in r.statuses],  # (exact size)
+    ).__dict__ for r in run.operations]
     first = operations[0]
     summary: dict[str, Any] = {
         "design": run.design,
@@ -61,7 +61,7 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
         "items": run.state["items"],
         "log_lines": run.state["log_lines"],
         "faults": [{"fault": f.describe(), "fired": i in run.fired} for i, f in enumerate(run.scenario.faults)],
-        "ledger": [c.to_dict() for c in run.ledger],
+        "ledger": [_Capture(c.id, c.amount, c.key, round(c.t, 6), c.request, c.caller).__dict__ for c in run.ledger],
         "attempts_per_second": tally.attempts_per_second(),
         "waiting_peak": tally.waiting_peak,
     }
@@ -75,6 +75,34 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     summary["violations"] = [v.to_dict() for v in violations]
     summary["verdict"], summary["failures"] = verdict(run, summary)
     return summary
+
+
+# A load's summary holds an item per operation and per capture. Each is the attribute dict of an instance of
+# one of the classes below: a plain `dict` (JSON, equality and order as a literal's), whose keys CPython keeps
+# in one table shared by every instance of the class (a split table), so that an item holds only its values:
+# about half the memory of a dict literal.
+class _Operation:
+    def __init__(self, op, logical, client, key, outcome, status, attempts, seen) -> None:
+        self.op = op
+        self.logical = logical
+        self.client = client
+        self.key = key
+        self.outcome = outcome
+        self.status = status
+        self.attempts = attempts
+        self.seen = seen
+
+
+class _Capture:
+    """As `idemsim.processor.Capture.to_dict`."""
+
+    def __init__(self, id, amount, key, t, request, caller) -> None:
+        self.id = id
+        self.amount = amount
+        self.key = key
+        self.t = t
+        self.request = request
+        self.caller = caller
 
 
 def verdict(run, summary: dict[str, Any]) -> tuple[str, list[str]]:

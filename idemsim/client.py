@@ -246,8 +246,8 @@ class Client:
             # -- what the attempt tells
             outcome = classify(status, operation.method)
             r.attempts, r.status, r.outcome = attempt, status, outcome
-            r.statuses.append(status)
-            r.keys.append(key)
+            r.statuses = r.statuses + [status]  # (a list of its exact size: a load keeps one per operation)
+            r.keys = r.keys + [key]
             trace.record(env._now, self.name, "attempt.end", None, op=self.op, attempt=attempt,
                          outcome=outcome, status=status)
             if outcome == "ok" and self.budget is not None:

@@ -64,6 +64,15 @@ class Request:
         return f"{self.method} {self.path}{key}{body}"
 
 
+class _Stored:
+    """A stored response as the attribute dict of an instance: a plain dict whose keys CPython keeps in one
+    table shared by every instance (a split table), so that each holds only its two values."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        self.status = status
+        self.body = body
+
+
 @dataclass(slots=True)
 class Response:
     """An answer: status code, JSON body, and whether the API replayed a stored answer."""
@@ -74,8 +83,9 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
 
     def stored(self) -> dict[str, Any]:
-        """The form kept in ``idempotency_keys.response``."""
-        return {"status": self.status, "body": self.body}
+        """The form kept in ``idempotency_keys.response``: ``{"status": …, "body": …}`` (a load keeps one per key:
+        a shared-key dict, `_Stored`)."""
+        return _Stored(self.status, self.body).__dict__
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> "Response":

@@ -136,15 +136,11 @@ def _charges(run) -> list[_Charge]:
 def _derive_charges(run) -> list[_Charge]:
     tally = run.tally
     logical = _logical(run)
-    requests, key_op, new = tally.handler_request.get, tally.key_op.get, tuple.__new__
+    new = tuple.__new__
     committed = []
     for w in tally.committed:
-        if w.op != "insert_charge":
-            continue
-        request = requests(w.conn)
-        op = int(request.partition(".")[0]) if request is not None else \
-            key_op(w.key) if w.key is not None else None  # (`Tally.op_of`, inline: a load has many)
-        committed.append(new(_Charge, (w.id, w.conn, request, op, logical(op))))
+        op = tally.op_of(w.conn, w.key)
+        committed.append(new(_Charge, (w.id, w.conn, tally.request_of(w.conn), op, logical(op))))
     committed.sort()  # by id: ids are unique, so no other field is compared
     table = run.tables["charges"]
     assert len(committed) == len(table), (
@@ -200,24 +196,45 @@ def _not_charging(run) -> frozenset[int]:
         if not (operation.method == "POST" and operation.path == "/charges")))
 
 
-def _grouped(items: list) -> dict[int, list]:
-    """Items by logical operation; only operations with items appear."""
+def _grouped(items, logical_of: Callable[[Any], int | None]) -> dict[int, list]:
+    """Items by logical operation, in order; only operations with items appear."""
     out: dict[int, list] = {}
     for item in items:
-        group = out.get(item.logical)
+        logical = logical_of(item)
+        group = out.get(logical)
         if group is None:
-            out[item.logical] = [item]
+            out[logical] = [item]
         else:
             group.append(item)
     return out
 
 
-def _charged(run) -> dict[int, list[_Charge]]:
-    return _once(run, "charged", lambda run: _grouped(_charges(run)))
+# The properties group the run's own records, not the tuples of `_charges` and `_captures` (the public readings):
+# a load's facts are then its groups alone. A charge is the tally's `CommittedCharge` (its handler ``conn``, its
+# request `Tally.request_of`), a capture the ledger's `idemsim.processor.Capture` (its ``t`` unrounded).
+def _charged(run) -> dict[int, list]:
+    return _once(run, "charged", _derive_charged)
 
 
-def _captured(run) -> dict[int, list[_Capture]]:
-    return _once(run, "captured", lambda run: _grouped(_captures(run)))
+def _derive_charged(run) -> dict[int, list]:
+    tally = run.tally
+    logical = _logical(run)
+    committed = sorted(tally.committed, key=lambda w: w.id)
+    table = run.tables["charges"]
+    assert len(committed) == len(table), (
+        f"the trace shows {len(committed)} committed charges, the charges table {len(table)}")
+    return _grouped(committed, lambda w: logical(tally.op_of(w.conn, w.key)))
+
+
+def _captured(run) -> dict[int, list]:
+    return _once(run, "captured", _derive_captured)
+
+
+def _derive_captured(run) -> dict[int, list]:
+    tally = run.tally
+    logical = _logical(run)
+    return _grouped(run.ledger, lambda c: logical(tally.op_of_request(c.request) if c.request
+                                                  else tally.op_of(c.caller, c.key)))
 
 
 def _every_charging_operation(run, items: list[dict]) -> dict[int, list[dict]]:
@@ -244,12 +261,13 @@ def charged_operations(run) -> set[int]:
     return set(_charged(run))
 
 
-def _ids(charges: list[_Charge]) -> list[dict[str, Any]]:
-    return [{"id": f"ch_{c.id}", "who": c.request or c.handler} for c in charges]
+def _ids(run, charges: list) -> list[dict[str, Any]]:
+    request_of = run.tally.request_of
+    return [{"id": f"ch_{c.id}", "who": request_of(c.conn) or c.conn} for c in charges]
 
 
-def _capture_ids(caps: list[_Capture]) -> list[dict[str, Any]]:
-    return [{"id": c.id, "who": c.request or c.caller, "t": c.t} for c in caps]
+def _capture_ids(caps: list) -> list[dict[str, Any]]:
+    return [{"id": c.id, "who": c.request or c.caller, "t": round(c.t, 6)} for c in caps]
 
 
 def _who(r) -> dict[str, Any]:
@@ -273,7 +291,7 @@ def _several(grouped: dict[int, list]) -> dict[int, list]:
 
 def at_most_one_charge(run) -> list[Violation]:
     """No logical operation has more than one charge row."""
-    return [_violation("at-most-one-charge", "viol.charged", op=op, n=len(charges), ids=_ids(charges))
+    return [_violation("at-most-one-charge", "viol.charged", op=op, n=len(charges), ids=_ids(run, charges))
             for op, charges in _in_report_order(run, _several(_charged(run)))]
 
 
@@ -309,7 +327,8 @@ def ledger_agrees(run) -> list[Violation]:
         rows, caps = charged.get(op, ()), captured.get(op, ())
         rows, caps = list(rows), list(caps)
         for row in list(rows):
-            match = next((c for c in caps if c.request is not None and c.request == row.request), None)
+            request = run.tally.request_of(row.conn)
+            match = next((c for c in caps if c.request is not None and c.request == request), None)
             if match is not None:
                 rows.remove(row)
                 caps.remove(match)
@@ -317,10 +336,10 @@ def ledger_agrees(run) -> list[Violation]:
         rows, caps = rows[pairs:], caps[pairs:]
         for c in caps:
             out.append(_violation("ledger-agrees", "viol.orphan_capture", id=c.id, op=op,
-                                  who=c.request or c.caller, t=c.t))
+                                  who=c.request or c.caller, t=round(c.t, 6)))
         for row in rows:
             out.append(_violation("ledger-agrees", "viol.orphan_row", id=row.id, op=op,
-                                  who=row.request or row.handler))
+                                  who=run.tally.request_of(row.conn) or row.conn))
     return out
 
 
@@ -329,8 +348,8 @@ def replay_identical(run) -> list[Violation]:
     tally = run.tally
     first = tally.first_stored()
     out = []
-    for request, status, body in tally.replays:
-        key, answer = tally.request_key.get(request), (status, body)
+    for request, status, body, key in tally.replays:
+        answer = (status, body)
         if first.get(key) != answer:
             from .i18n import text
 

@@ -24,13 +24,23 @@ WINDOW = 1.0
 
 @dataclass(slots=True)
 class CommittedWrite:
-    """An ``insert_charge`` or ``complete_key`` whose transaction committed."""
+    """An ``insert_charge`` or ``complete_key`` whose transaction committed (or will, when its block does)."""
 
     op: str
     conn: str
     """The connection (handler ``api#N`` or a background process) that wrote it."""
     id: int | None
     rows: int | None
+    key: str | None
+
+
+@dataclass(slots=True)
+class CommittedCharge:
+    """An ``insert_charge`` whose transaction committed: what the properties read of it."""
+
+    conn: str
+    """The connection (handler ``api#N`` or a background process) that wrote it."""
+    id: int | None
     key: str | None
 
 
@@ -47,18 +57,30 @@ class _Ended(NamedTuple):
 class Tally:
     """Facts about one run, in the order they happened."""
 
-    handler_request: dict[str, str] = field(default_factory=dict)
-    """Handler name -> the request id it serves."""
+    handler_requests: list[str | None] = field(default_factory=list)
+    """The request id each handler serves: handler ``api#N``'s is item N - 1 (`idemsim.api.Api.receive` numbers
+    the handlers from 1 in arrival order). A list, not a dict by name: a load has one or more per payment."""
+    handler_keys: list[str | None] = field(default_factory=list)
+    """The idempotency key of each handler's request, likewise."""
+    op_keys: list = field(default_factory=list)
+    """The key each client process (op N: item N - 1) sent with its first attempt (`_UNSENT` before it)."""
     request_key: dict[str, str | None] = field(default_factory=dict)
-    """Request id -> the idempotency key it carried."""
+    """Request id -> the idempotency key it carried, for a request whose key is not its process's first
+    (`op_keys`; a new key per attempt): with one key per operation, a load keeps no entry here."""
     key_op: dict[str, int] = field(default_factory=dict)
     """Key -> the client process (op number) that first sent it."""
-    committed: list[CommittedWrite] = field(default_factory=list)
-    """Committed charge inserts and key completions, in commit order."""
+    committed: list[CommittedCharge] = field(default_factory=list)
+    """Committed charge inserts, in commit order."""
+    stored: dict[str | None, tuple[str, int, Any]] = field(default_factory=dict)
+    """Key -> the first answer stored for it, once known (`first_stored`): (its writer, status, body)."""
+    completers: dict[str | None, list[str]] = field(default_factory=dict)
+    """Key -> the writers of its committed, row-changing ``complete_key``, in commit order, while none of them
+    has answered in a way that settles its `stored` answer."""
     sent: dict[tuple[str, str | None], tuple[int, Any]] = field(default_factory=dict)
-    """(handler, key) -> the answer it made itself (not a replay), as (status, body); the completer's too."""
-    replays: list[tuple[str, int, Any]] = field(default_factory=list)
-    """Every replayed answer: (request id, status, body)."""
+    """(handler, key) -> the answer it made itself (not a replay), as (status, body), the completer's too; kept
+    only while the key's first stored answer is not settled (once it is, no other answer can change it)."""
+    replays: list[tuple[str, int, Any, str | None]] = field(default_factory=list)
+    """Every replayed answer: (request id, status, body, the request's key)."""
     longest_wait: float = 0.0
     """The longest time a statement of the API's handlers spent blocked."""
     arrivals: int = 0
@@ -106,15 +128,32 @@ class Tally:
                 self.waiting_peak = len(self._waiting)
 
     def _arrive(self, t: float, actor: str, d: dict) -> None:
-        self.handler_request[d["handler"]] = d["request"]
+        request = d["request"]
+        key = self.key_of_request(request)
+        i = _handler_index(d["handler"])
+        if i is not None:
+            requests = self.handler_requests
+            if i >= len(requests):
+                grow = [None] * (i + 1 - len(requests))
+                requests.extend(grow)
+                self.handler_keys.extend(grow)
+            requests[i] = request
+            self.handler_keys[i] = key
         self.arrivals += 1
 
     def _pool_acquire(self, t: float, actor: str, d: dict) -> None:
         self.pool_waits.append(d["waited"])
 
     def _attempt_send(self, t: float, actor: str, d: dict) -> None:
-        request, key = d["request"], d["key"]
-        self.request_key[request] = key
+        request, key, op = d["request"], d["key"], d["op"]
+        op_keys = self.op_keys
+        if op > len(op_keys):
+            op_keys.extend([_UNSENT] * (op - len(op_keys)))
+        first = op_keys[op - 1]
+        if first is _UNSENT:
+            op_keys[op - 1] = key
+        elif key != first:
+            self.request_key[request] = key
         self._sent[request] = t
         if key is not None and key not in self.key_op:
             self.key_op[key] = d["op"]
@@ -131,12 +170,12 @@ class Tally:
 
     def _response(self, t: float, handler: str, d: dict) -> None:
         if d["replay"]:
-            self.replays.append((d["request"], d["status"], d["body"]))
+            self.replays.append((d["request"], d["status"], d["body"], self.key_of(handler)))
         else:
-            self.sent[(handler, self.request_key.get(d["request"]))] = (d["status"], d["body"])
+            self._answered(handler, self.key_of(handler), d["status"], d["body"])
 
     def _completer_finish(self, t: float, actor: str, d: dict) -> None:
-        self.sent[(actor, d["key"])] = (d["status"], d["body"])
+        self._answered(actor, d["key"], d["status"], d["body"])
 
     def _state_change(self, t: float, actor: str, d: dict) -> None:
         if d["resource"] == "balance":
@@ -160,7 +199,8 @@ class Tally:
         elif op in ("commit", "rollback", "disconnect"):
             if block is not None:
                 if op == "commit" and error is None and not block[0]:
-                    self.committed.extend(block[1])
+                    for write in block[1]:
+                        self._committed(write)
                 del self._blocks[conn]
         elif error is not None:
             if block is not None:
@@ -170,7 +210,38 @@ class Tally:
             if block is not None:
                 block[1].append(write)
             else:
-                self.committed.append(write)
+                self._committed(write)
+
+    def _committed(self, w: CommittedWrite) -> None:
+        if w.op == "insert_charge":
+            self.committed.append(CommittedCharge(w.conn, w.id, w.key))
+        elif w.rows:  # a row-changing complete_key: its writer's answer may be the key's first stored one
+            key = w.key if w.key is not None else self.key_of(w.conn)
+            if key not in self.stored:
+                self.completers.setdefault(key, []).append(w.conn)
+                self._settle(key)
+
+    def _answered(self, handler: str, key: str | None, status: int, body: Any) -> None:
+        """``handler`` answered a request for ``key`` itself (not a replay)."""
+        stored = self.stored.get(key)
+        if stored is not None:  # settled: only its writer's answering again changes it (its last answer counts)
+            if stored[0] == handler:
+                self.stored[key] = (handler, status, body)
+            return
+        self.sent[(handler, key)] = (status, body)
+        if key in self.completers:
+            self._settle(key)
+
+    def _settle(self, key: str | None) -> None:
+        """Once the first committed writer of ``key``'s completion has answered, that answer is its first
+        stored one for good: the answers kept for it are let go."""
+        writers = self.completers[key]
+        answer = self.sent.get((writers[0], key))
+        if answer is not None:
+            self.stored[key] = (writers[0], *answer)
+            del self.completers[key]
+            for writer in writers:
+                self.sent.pop((writer, key), None)
 
     # -- derived facts -------------------------------------------------------------------------------------
     def attempts_per_second(self) -> dict:
@@ -182,9 +253,29 @@ class Tally:
     def op_of_request(self, request: str | None) -> int | None:
         return int(request.split(".", 1)[0]) if request else None
 
+    def key_of_request(self, request: str) -> str | None:
+        """The idempotency key request ``request`` (``op.attempt``) carried; None if it was never sent."""
+        key = self.request_key.get(request, _UNSENT)
+        if key is _UNSENT:
+            op = self.op_of_request(request)
+            key = self.op_keys[op - 1] if op is not None and 1 <= op <= len(self.op_keys) else None
+            if key is _UNSENT:
+                key = None
+        return key
+
+    def request_of(self, conn: str) -> str | None:
+        """The request a handler serves; None for a background process."""
+        i = _handler_index(conn)
+        return self.handler_requests[i] if i is not None and i < len(self.handler_requests) else None
+
+    def key_of(self, conn: str) -> str | None:
+        """The idempotency key of the request a handler serves; None for a background process."""
+        i = _handler_index(conn)
+        return self.handler_keys[i] if i is not None and i < len(self.handler_keys) else None
+
     def op_of(self, conn: str, key: str | None) -> int | None:
         """The client process a write or capture is for: its handler's request, else its key's first sender."""
-        request = self.handler_request.get(conn)
+        request = self.request_of(conn)
         if request is not None:
             return self.op_of_request(request)
         return self.key_op.get(key) if key is not None else None
@@ -192,15 +283,28 @@ class Tally:
     def first_stored(self) -> dict[str | None, tuple[int, Any]]:
         """The first answer stored for each key: what the writer of the first committed, row-changing
         ``complete_key`` answered itself."""
-        first: dict[str | None, tuple[int, Any]] = {}
-        for w in self.committed:
-            if w.op != "complete_key" or not w.rows:
-                continue
-            key = w.key if w.key is not None else self.request_key.get(self.handler_request.get(w.conn, ""))
-            answer = self.sent.get((w.conn, key))
-            if answer is not None:
-                first.setdefault(key, answer)
+        first: dict[str | None, tuple[int, Any]] = {key: (status, body)
+                                                    for key, (_, status, body) in self.stored.items()}
+        for key, writers in self.completers.items():  # not settled: the first writer never answered
+            for writer in writers:
+                answer = self.sent.get((writer, key))
+                if answer is not None:
+                    first[key] = answer
+                    break
         return first
+
+
+_UNSENT = object()
+"""In `Tally.op_keys`: the process has sent nothing yet."""
+
+
+def _handler_index(name: str) -> int | None:
+    """Handler ``api#N``'s index in `Tally.handler_requests` (N - 1); None for any other connection or actor."""
+    if name.startswith("api#"):
+        number = name[4:]
+        if number.isdigit() and number[0] != "0":
+            return int(number) - 1
+    return None
 
 
 _TAKES = {

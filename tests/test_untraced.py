@@ -199,6 +199,28 @@ class TestCollector:
         small, large = garbage(100), garbage(800)
         assert large < small + 100, (small, large)
 
+    def test_a_run_lets_its_model_go_when_it_ends(self):
+        """Reference counting frees the model (the API, the database and its row versions) as soon as a run
+        ends: a daemon's pending timeout once kept it alive, through its process, until the next collection,
+        which a run's slowed collector makes rare (the summary was then made beside the whole database)."""
+        import gc
+
+        from idemsim.bench import scenario
+        from idemsim.db.engine import Database
+        from idemsim.db.mvcc import RowVersion
+
+        def alive() -> int:
+            return sum(type(o) in (Database, RowVersion) for o in gc.get_objects())
+
+        gc.collect()
+        gc.disable()
+        try:
+            before = alive()
+            run = simulate(scenario(300), trace=False)
+            assert run.summary["charges"] > 0 and alive() == before
+        finally:
+            gc.enable()
+
     def test_the_collector_is_as_it_was_after_a_run(self):
         """The collector's thresholds are back after a run, also after one that fails."""
         import gc
