@@ -13,8 +13,8 @@ way, a server whose only idempotency is a dict lookup, the same timeouts, retrie
 database, no checks. Both run in the same process, one after the other, so their ratio is measured under the
 same conditions; each is timed with `time.perf_counter` around the run alone (the full model's includes its
 summary and properties), and its memory is the process's peak resident set (``ru_maxrss``) after it ran, the
-bare model first (it needs less, so the full model's peak is its own), both after the same imports. Options measure the other figures of
-issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a fresh process), ``--gc`` (the
+bare model first (it needs less, so the full model's peak is its own), both after the same imports. Options
+measure the other figures of issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a fresh process), ``--gc`` (the
 share of the time the garbage collector takes), ``--profile`` (where the time goes), ``--json-memory``
 (``idemsim run --format json`` at 5,000 and 20,000 operations), ``--text`` (text output against JSON, per
 event) and ``--cli`` (``idemsim run lost-response`` against a bare typer + rich command). See

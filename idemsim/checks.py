@@ -40,7 +40,8 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
         r.outcome,
         r.status,
         r.attempts,
-        r.statuses.copy() if None not in r.statuses else ["timeout" if s is None else s for s in r.statuses],  # (exact size)
+        # what the client saw of each attempt, in a list of its exact size
+        r.statuses.copy() if None not in r.statuses else ["timeout" if s is None else s for s in r.statuses],
     ).__dict__ for r in run.operations]
     first = operations[0]
     summary: dict[str, Any] = {
