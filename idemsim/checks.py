@@ -62,7 +62,7 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
         "items": run.state["items"],
         "log_lines": run.state["log_lines"],
         "faults": [{"fault": f.describe(), "fired": i in run.fired} for i, f in enumerate(run.scenario.faults)],
-        "ledger": [_Capture(c.id, c.amount, c.key, round(c.t, 6), c.request, c.caller).__dict__ for c in run.ledger],
+        "ledger": [c.to_dict() for c in run.ledger],
         "attempts_per_second": tally.attempts_per_second(),
         "waiting_peak": tally.waiting_peak,
     }
@@ -78,10 +78,9 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     return summary
 
 
-# A load's summary holds an item per operation and per capture. Each is the attribute dict of an instance of
-# one of the classes below: a plain `dict` (JSON, equality and order as a literal's), whose keys CPython keeps
-# in one table shared by every instance of the class (a split table), so that an item holds only its values:
-# about half the memory of a dict literal.
+# A load's summary holds an item per operation: the attribute dict of an instance of this class, a plain `dict`
+# (JSON, equality and order as a literal's) whose keys CPython keeps in one table shared by every instance of the
+# class (a split table), so that an item holds only its values: about half the memory of a dict literal.
 class _Operation:
     def __init__(self, op, logical, client, key, outcome, status, attempts, seen) -> None:
         self.op = op
@@ -92,18 +91,6 @@ class _Operation:
         self.status = status
         self.attempts = attempts
         self.seen = seen
-
-
-class _Capture:
-    """As `idemsim.processor.Capture.to_dict`."""
-
-    def __init__(self, id, amount, key, t, request, caller) -> None:
-        self.id = id
-        self.amount = amount
-        self.key = key
-        self.t = t
-        self.request = request
-        self.caller = caller
 
 
 def verdict(run, summary: dict[str, Any]) -> tuple[str, list[str]]:

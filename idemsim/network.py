@@ -45,22 +45,11 @@ class Latency(InputModel):
     def draw(self, rng: random.Random) -> float:
         """One latency. Consumes exactly one draw from ``rng``, whatever the distribution, and a second one
         (whether it stalls) when ``stall`` is set."""
-        u = rng.random()
-        if self.dist == "uniform":
-            value = self.low + (self.high - self.low) * u
-        elif self.dist == "exponential":
-            value = -self.mean * math.log(1.0 - u)
-        else:
-            value = self.seconds
-        if self.shift:
-            value += self.shift
-        if self.stall and rng.random() < self.stall:
-            value += self.stall_seconds
-        return value
+        return self.sampler()(rng)
 
     def sampler(self) -> Callable[[random.Random], float]:
-        """`draw`, as a function made once: the same draws, the same arithmetic, the same values, without
-        reading the model's fields at every draw (a load draws three latencies a payment)."""
+        """`draw`, as a function made once, for a caller that draws many latencies from one distribution (a load
+        draws three a payment) without reading the model's fields at each draw."""
         dist, seconds, low, span, mean = self.dist, self.seconds, self.low, self.high - self.low, self.mean
         shift, stall, stall_seconds, log = self.shift, self.stall, self.stall_seconds, math.log
         if dist == "uniform":
@@ -71,7 +60,7 @@ class Latency(InputModel):
                 return -mean * log(1.0 - rng.random())
         else:
             def value(rng: random.Random) -> float:
-                rng.random()  # (drawn and not used, as `draw` does)
+                rng.random()  # (drawn and not used: every distribution takes one number)
                 return seconds
         if not shift and not stall:
             return value

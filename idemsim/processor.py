@@ -57,8 +57,22 @@ class Capture:
     """The handler or process that called (``api#2``, ``completer``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "amount": self.amount, "key": self.key, "t": round(self.t, 6),
-                "request": self.request, "caller": self.caller}
+        """``{"id", "amount", "key", "t" (rounded to the µs), "request", "caller"}``: a shared-key dict (a summary
+        holds one per capture; see `_CaptureItem`)."""
+        return _CaptureItem(self.id, self.amount, self.key, round(self.t, 6), self.request, self.caller).__dict__
+
+
+class _CaptureItem:
+    """A capture as its summary's item: the attribute dict of an instance, a plain `dict` whose keys CPython keeps
+    in one table shared by every instance (a split table), so that an item holds only its values."""
+
+    def __init__(self, id, amount, key, t, request, caller) -> None:
+        self.id = id
+        self.amount = amount
+        self.key = key
+        self.t = t
+        self.request = request
+        self.caller = caller
 
 
 @dataclass(slots=True)

@@ -136,12 +136,17 @@ def _charges(run) -> list[_Charge]:
 def _derive_charges(run) -> list[_Charge]:
     tally = run.tally
     logical = _logical(run)
-    new = tuple.__new__
-    committed = []
-    for w in tally.committed:
+    out = []
+    for w in _committed_in_id_order(run):
         op = tally.op_of(w.conn, w.key)
-        committed.append(new(_Charge, (w.id, w.conn, tally.request_of(w.conn), op, logical(op))))
-    committed.sort()  # by id: ids are unique, so no other field is compared
+        out.append(_Charge(w.id, w.conn, tally.request_of(w.conn), op, logical(op)))
+    return out
+
+
+def _committed_in_id_order(run) -> list:
+    """The tally's committed charges (`idemsim.tally.CommittedCharge`), in id order. Raises `AssertionError` if
+    they and the ``charges`` table disagree (a simulator bug)."""
+    committed = sorted(run.tally.committed, key=lambda w: w.id)
     table = run.tables["charges"]
     assert len(committed) == len(table), (
         f"the trace shows {len(committed)} committed charges, the charges table {len(table)}")
@@ -173,12 +178,11 @@ def _captures(run) -> list[_Capture]:
 def _derive_captures(run) -> list[_Capture]:
     tally = run.tally
     logical = _logical(run)
-    new = tuple.__new__
     out = []
     for c in run.ledger:
         request, caller, key = c.request, c.caller, c.key
-        op = int(request.partition(".")[0]) if request else tally.op_of(caller, key)  # (`Tally.op_of_request`)
-        out.append(new(_Capture, (c.id, c.amount, key, round(c.t, 6), request, caller, op, logical(op))))
+        op = tally.op_of_request(request) if request else tally.op_of(caller, key)
+        out.append(_Capture(c.id, c.amount, key, round(c.t, 6), request, caller, op, logical(op)))
     return out
 
 
@@ -219,11 +223,7 @@ def _charged(run) -> dict[int, list]:
 def _derive_charged(run) -> dict[int, list]:
     tally = run.tally
     logical = _logical(run)
-    committed = sorted(tally.committed, key=lambda w: w.id)
-    table = run.tables["charges"]
-    assert len(committed) == len(table), (
-        f"the trace shows {len(committed)} committed charges, the charges table {len(table)}")
-    return _grouped(committed, lambda w: logical(tally.op_of(w.conn, w.key)))
+    return _grouped(_committed_in_id_order(run), lambda w: logical(tally.op_of(w.conn, w.key)))
 
 
 def _captured(run) -> dict[int, list]:

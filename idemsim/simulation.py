@@ -359,8 +359,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     # The run is over: its pending timers, and with them the model (handlers, the API), are let go
     # before the tables and the summary are made, and the database once the tables are, so that the peak of
     # memory is not the model's and the summary's together.
-    _let_go(env)
-    processor.timeouts.clear()
+    _let_go(env, processor.timeouts, starts.waiting)
     del env, api, processor, network, plan, recorder, trace
     tables = db.take_tables()
     del db
@@ -369,16 +368,20 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     return run
 
 
-def _let_go(env: simpy.Environment) -> None:
-    """Empty the schedule of a finished run, and free what its pending events held at once.
+def _let_go(env: simpy.Environment, *deferred: Deferred) -> None:
+    """Empty the schedule of a finished run and the queues kept beside it (``deferred``), and free what their
+    pending events held at once.
 
     A background process (the reaper, the completer, recovery) waits on a timeout to the end: the process holds
     the timeout (its target) and the timeout the process (its callback), a cycle through which the process's
     generator kept the API, and with it the database, until the collector ran (rarely, after a run: see
-    `idemsim.collector`). With the callbacks of the pending events dropped, reference counting frees them here."""
+    `idemsim.collector`); an event waiting in a `Deferred` holds it through its first callback. With the
+    callbacks of the pending events dropped, reference counting frees them here."""
     for entry in env._queue:
         entry[3].callbacks = None
     env._queue.clear()
+    for waiting in deferred:
+        waiting.clear()
 
 
 def _countdown(env: simpy.Environment, count: int) -> tuple[simpy.Event, Callable[[Any], None]]:

@@ -170,10 +170,11 @@ class Deferred:
             heappush(self.pending, entry)
 
     def clear(self) -> None:
-        """Forget every event (the run is over): each holds this, through its first callback."""
-        self.scheduled.clear()
-        self.in_order.clear()
-        self.pending.clear()
+        """Forget every event (the run is over), and drop their callbacks: each holds this through its first."""
+        for entries in (self.scheduled, self.in_order, self.pending):
+            for entry in entries:
+                entry[3].callbacks = None
+            entries.clear()
 
     def timeout(self, delay: float) -> Timeout:
         """`timeout` (``env.timeout(delay)``) kept here until it is the next: for waits that mostly end before

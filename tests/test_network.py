@@ -1,5 +1,6 @@
 """The network: one link each way, with latency and loss decided by the fault plan."""
 
+import math
 import random
 
 import pytest
@@ -86,13 +87,26 @@ class TestLatency:
         Latency(dist="uniform", low=0.001, high=0.005, stall=0.05, stall_seconds=0.3),
         Latency(dist="exponential", mean=0.008, shift=0.002), Latency(dist="exponential", stall=0.5, stall_seconds=1),
     ], ids=repr)
-    def test_a_sampler_draws_what_draw_does(self, latency):
-        """Latency.sampler() gives the same values as Latency.draw, from the same random numbers, and leaves the
-        generator in the same state."""
-        rng_a, rng_b = random.Random(7), random.Random(7)
+    def test_a_latency_is_its_distribution_shifted_and_sometimes_stalled(self, latency):
+        """A draw is the distribution's value of one random number u (constant: seconds; uniform: low + (high -
+        low)·u; exponential: -mean·ln(1 - u)), plus shift, plus stall_seconds when a second random number falls
+        below stall; the sampler made once and draw give exactly these values and leave the generator where
+        they found it."""
+        def expected(rng: random.Random) -> float:
+            u = rng.random()
+            value = {"constant": latency.seconds, "uniform": latency.low + (latency.high - latency.low) * u,
+                     "exponential": -latency.mean * math.log(1.0 - u)}[latency.dist]
+            if latency.shift:
+                value += latency.shift
+            if latency.stall and rng.random() < latency.stall:
+                value += latency.stall_seconds
+            return value
+
+        rng_a, rng_b, rng_c = random.Random(7), random.Random(7), random.Random(7)
         sample = latency.sampler()
-        assert [sample(rng_a) for _ in range(500)] == [latency.draw(rng_b) for _ in range(500)]
-        assert rng_a.random() == rng_b.random()
+        wanted = [expected(rng_c) for _ in range(500)]
+        assert [sample(rng_a) for _ in range(500)] == wanted == [latency.draw(rng_b) for _ in range(500)]
+        assert rng_a.random() == rng_b.random() == rng_c.random()
 
     def test_uniform_stays_in_range(self):
         """A uniform latency lies between its low and high bounds."""
