@@ -23,6 +23,18 @@ WAIT_TOLERANCE = 0.05
 VERDICT_EXIT = {"held": 0, "no expectation": 0, "failed": 1, "vacuous": 1}
 
 
+def _seen(statuses: list, named: dict[int, list]) -> list:
+    """What the client saw of each attempt, with "timeout" where it got no answer: its statuses list itself if
+    it got every answer, else one list for each such list (equal lists of statuses are one list: `idemsim.client`
+    ``_seen``), kept in ``named`` by its id."""
+    if None not in statuses:
+        return statuses
+    seen = named.get(id(statuses))
+    if seen is None:
+        seen = named[id(statuses)] = ["timeout" if s is None else s for s in statuses]
+    return seen
+
+
 def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     """The run's summary; ``keys``: the key records left, and how many of them are in progress
     (`idemsim.db.engine.Database.key_counts`)."""
@@ -32,6 +44,7 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
     forget_facts(run)  # a load's are as big as the lists below: not both at once
     keys_held, keys_in_progress = keys
     clients = [operation.client for operation in shapes(run.scenario.operations)]
+    named: dict[int, list] = {}
     operations = [_Operation(
         r.op,
         r.logical,
@@ -40,8 +53,7 @@ def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
         r.outcome,
         r.status,
         r.attempts,
-        # what the client saw of each attempt, in a list of its exact size
-        r.statuses.copy() if None not in r.statuses else ["timeout" if s is None else s for s in r.statuses],
+        _seen(r.statuses, named),
     ).__dict__ for r in run.operations]
     first = operations[0]
     summary: dict[str, Any] = {

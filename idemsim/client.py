@@ -163,13 +163,31 @@ class OperationResult:
     status: int | None = None
     attempts: int = 0
     statuses: list[int | None] = field(default_factory=list)
-    """The status of each attempt, None where it got no answer."""
+    """The status of each attempt, None where it got no answer: a list that operations which saw the same
+    share (read it, never change it)."""
     keys: list[str | None] = field(default_factory=list)
     """The key each attempt carried."""
     started: float | None = None
     """When the operation began (simulated seconds)."""
     ended: float | None = None
     """When the client reached its final answer (or gave up)."""
+
+
+_SEEN: dict[tuple, list] = {}
+"""The statuses lists operations saw, each once (a load's thousands of operations see the same few)."""
+
+
+def _seen(before: list, status: int | None) -> list:
+    """``before + [status]``, the list kept for that sequence in `_SEEN` if any: equal lists of statuses are
+    one list, as equal strings may be one string (a load would otherwise keep one per operation). None of them
+    is ever changed: the next attempt's status makes a new one."""
+    seen = (*before, status)
+    shared = _SEEN.get(seen)
+    if shared is None:
+        shared = list(seen)
+        if len(_SEEN) < 4096:  # (bounded: a list not kept is made for each operation, as before)
+            _SEEN[seen] = shared
+    return shared
 
 
 def make_key(rng: random.Random) -> str:
@@ -246,7 +264,7 @@ class Client:
             # -- what the attempt tells
             outcome = classify(status, operation.method)
             r.attempts, r.status, r.outcome = attempt, status, outcome
-            r.statuses = r.statuses + [status]  # (a list of its exact size: a load keeps one per operation)
+            r.statuses = _seen(r.statuses, status)
             r.keys = r.keys + [key]
             trace.record(env._now, self.name, "attempt.end", None, op=self.op, attempt=attempt,
                          outcome=outcome, status=status)

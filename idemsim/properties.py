@@ -156,11 +156,10 @@ def _committed_in_id_order(run) -> list:
 def _logical(run) -> Callable[[int | None], int | None]:
     """op -> the logical operation it performs (None for no operation of the run)."""
     def derive(run):
-        copies = {r.op: r.logical for r in run.operations if r.logical != r.op}
-        count = len(run.operations)  # client processes are numbered 1..count
-        if not copies:
-            return lambda op: op if op is not None and 1 <= op <= count else None
-        return lambda op: (copies.get(op, op) if op is not None and 1 <= op <= count else None)
+        results = run.operations  # client process N's is item N - 1
+        count = len(results)
+        # (the result's own number: the groups a load makes hold no int of their own, one or two per payment)
+        return lambda op: results[op - 1].logical if op is not None and 1 <= op <= count else None
 
     return _once(run, "logical", derive)
 
@@ -200,40 +199,100 @@ def _not_charging(run) -> frozenset[int]:
         if not (operation.method == "POST" and operation.path == "/charges")))
 
 
-def _grouped(items, logical_of: Callable[[Any], int | None]) -> dict[int, list]:
+def _grouped(run, items, logical_of: Callable[[Any], int | None]) -> "_Groups":
     """Items by logical operation, in order; only operations with items appear."""
-    out: dict[int, list] = {}
+    out = _Groups(len(run.operations))
+    held, order, none = out._held, out._order, len(out._held) - 1
     for item in items:
-        logical = logical_of(item)
-        group = out.get(logical)
-        if group is None:
-            out[logical] = [item]
+        op = logical_of(item)
+        i = none if op is None else op
+        before = held[i]
+        if before is None:
+            held[i] = item
+            order.append(op)
         else:
-            group.append(item)
+            held[i] = _Several((*before, item) if type(before) is _Several else (before, item))
     return out
+
+
+class _Groups:
+    """Items by logical operation (1 to ``count``, or None): a read-only mapping of each operation with items to
+    its items (a tuple), in the order of their first items, as a dict built item by item would be.
+
+    A load groups an item or two per payment, nearly all alone: each operation's items are kept in a list slot
+    (the item itself while it is alone), not in a dict entry and a tuple: 16 bytes an operation instead of
+    about 100."""
+
+    __slots__ = ("_held", "_order")
+
+    def __init__(self, count: int) -> None:
+        self._held: list = [None] * (count + 2)
+        """Per operation (its number; None's at the end), its item, or its items (`_Several`), or None."""
+        self._order: list[int | None] = []
+        """The operations with items, in the order of their first items."""
+
+    def _of(self, op: int | None):
+        """What is held for ``op``: None, its item, or its items (`_Several`)."""
+        held = self._held
+        return held[-1] if op is None else held[op] if 0 < op < len(held) - 1 else None
+
+    def get(self, op: int | None, default: tuple = ()) -> tuple:
+        held = self._of(op)
+        return default if held is None else held if type(held) is _Several else (held,)
+
+    def count(self, op: int | None) -> int:
+        """How many items ``op`` has (read for every operation: `_of` inline)."""
+        held = self._held
+        held = held[-1] if op is None else held[op] if 0 < op < len(held) - 1 else None
+        return 0 if held is None else len(held) if type(held) is _Several else 1
+
+    def several(self) -> dict[int | None, tuple]:
+        """The operations with more than one item (few: the others are not looked at again), with their items,
+        in order."""
+        held, none = self._held, len(self._held) - 1
+        return {op: items for op in self._order
+                if type(items := held[none if op is None else op]) is _Several}
+
+    def __getitem__(self, op: int | None) -> tuple:
+        return self.get(op)
+
+    def __iter__(self):
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def items(self):
+        return ((op, self.get(op)) for op in self._order)
+
+
+class _Several(tuple):
+    """The items of an operation that has more than one (an item may itself be a tuple)."""
+
+    __slots__ = ()
 
 
 # The properties group the run's own records, not the tuples of `_charges` and `_captures` (the public readings):
 # a load's facts are then its groups alone. A charge is the tally's `CommittedCharge` (its handler ``conn``, its
 # request `Tally.request_of`), a capture the ledger's `idemsim.processor.Capture` (its ``t`` unrounded).
-def _charged(run) -> dict[int, list]:
+def _charged(run) -> "_Groups":
     return _once(run, "charged", _derive_charged)
 
 
-def _derive_charged(run) -> dict[int, list]:
+def _derive_charged(run) -> "_Groups":
     tally = run.tally
     logical = _logical(run)
-    return _grouped(_committed_in_id_order(run), lambda w: logical(tally.op_of(w.conn, w.key)))
+    return _grouped(run, _committed_in_id_order(run), lambda w: logical(tally.op_of(w.conn, w.key)))
 
 
-def _captured(run) -> dict[int, list]:
+def _captured(run) -> "_Groups":
     return _once(run, "captured", _derive_captured)
 
 
-def _derive_captured(run) -> dict[int, list]:
+def _derive_captured(run) -> "_Groups":
     tally = run.tally
     logical = _logical(run)
-    return _grouped(run.ledger, lambda c: logical(tally.op_of_request(c.request) if c.request
+    return _grouped(run, run.ledger, lambda c: logical(tally.op_of_request(c.request) if c.request
                                                   else tally.op_of(c.caller, c.key)))
 
 
@@ -274,7 +333,7 @@ def _who(r) -> dict[str, Any]:
     return {"op": r.op, "logical": r.logical}
 
 
-def _in_report_order(run, grouped: dict[int, list]) -> list[tuple[int, list]]:
+def _in_report_order(run, grouped: "_Groups | dict[int, tuple]") -> list[tuple[int, tuple]]:
     """The operations with items, charging ones first in ascending order (as the run's operations number them),
     then any other, in the order their first item came."""
     not_charging = _not_charging(run)
@@ -284,21 +343,16 @@ def _in_report_order(run, grouped: dict[int, list]) -> list[tuple[int, list]]:
 
 
 # -- the properties ---------------------------------------------------------------------------------------------
-def _several(grouped: dict[int, list]) -> dict[int, list]:
-    """The operations with more than one item (few: the others are not looked at again)."""
-    return {op: items for op, items in grouped.items() if len(items) > 1}
-
-
 def at_most_one_charge(run) -> list[Violation]:
     """No logical operation has more than one charge row."""
     return [_violation("at-most-one-charge", "viol.charged", op=op, n=len(charges), ids=_ids(run, charges))
-            for op, charges in _in_report_order(run, _several(_charged(run)))]
+            for op, charges in _in_report_order(run, _charged(run).several())]
 
 
 def at_most_one_capture(run) -> list[Violation]:
     """No logical operation has money captured more than once."""
     return [_violation("at-most-one-capture", "viol.captured", op=op, n=len(caps), ids=_capture_ids(caps))
-            for op, caps in _in_report_order(run, _several(_captured(run)))]
+            for op, caps in _in_report_order(run, _captured(run).several())]
 
 
 def exactly_one_on_success(run) -> list[Violation]:
@@ -308,8 +362,8 @@ def exactly_one_on_success(run) -> list[Violation]:
     out = []
     not_charging = _not_charging(run)
     for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical not in not_charging
-                      and (len(charged.get(r.logical, ())) != 1 or len(captured.get(r.logical, ())) != 1)}):
-        rows, caps = len(charged.get(op, ())), len(captured.get(op, ()))
+                      and (charged.count(r.logical) != 1 or captured.count(r.logical) != 1)}):
+        rows, caps = charged.count(op), captured.count(op)
         out.append(_violation("exactly-one-on-success", "viol.ok_counts", op=op, rows=rows, caps=caps,
                               s="s" if rows != 1 else "", s2="s" if caps != 1 else ""))
     return out
@@ -320,9 +374,10 @@ def ledger_agrees(run) -> list[Violation]:
     captures are paired by the request that made them first, then in order; what is left over is an orphan."""
     charged, captured = _charged(run), _captured(run)
     out = []
-    # none, or one of each: they pair (by request, else in order), nothing is left over
-    unpaired = {op for grouped in (charged, captured) for op, items in grouped.items()
-                if not len(charged.get(op, ())) == len(captured.get(op, ())) < 2}
+    # none, or one of each: they pair (by request, else in order), nothing is left over; the others are
+    # the operations with several of either, or with one of one and none of the other
+    unpaired = {*charged.several(), *captured.several(), *(op for op in charged if not captured.count(op)),
+                *(op for op in captured if not charged.count(op))}
     for op in sorted(unpaired):
         rows, caps = charged.get(op, ()), captured.get(op, ())
         rows, caps = list(rows), list(caps)
@@ -375,7 +430,7 @@ def client_view(run) -> list[Violation]:
     for r in run.operations:
         if r.logical in not_charging or r.outcome not in ("ok", "fail"):
             continue
-        rows, caps = len(charged.get(r.logical, ())), len(captured.get(r.logical, ()))
+        rows, caps = charged.count(r.logical), captured.count(r.logical)
         if (rows and caps) if r.outcome == "ok" else not (rows or caps):
             continue
         from .i18n import text

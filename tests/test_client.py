@@ -71,6 +71,13 @@ class TestAttempts:
         result, received, _ = run_client([None, None, None])
         assert (result.outcome, result.status, result.attempts) == ("info", None, 3)
 
+    def test_operations_that_saw_the_same_statuses_share_one_list(self):
+        """Two operations that saw the same statuses hold one list of them (a load keeps one per sequence)."""
+        first, _, _ = run_client([None, 201])
+        second, _, _ = run_client([None, 201])
+        other, _, _ = run_client([201])
+        assert first.statuses is second.statuses and first.statuses == [None, 201] and other.statuses == [201]
+
     def test_a_late_answer_is_ignored(self):
         """An answer that arrives after the timeout does not change the attempt's outcome."""
         result, _, trace = run_client([201, 201], config=ClientConfig(timeout=1.0, max_attempts=1), delay=2.0)

@@ -54,6 +54,26 @@ class TestCommittedCharges:
         assert [(c["op"], c["logical"]) for c in committed_charges(run)] == [(1, 1), (2, 1)]
 
 
+class TestGroups:
+    def test_groups_read_as_the_dict_made_item_by_item(self):
+        """Items grouped by operation read as a dict built item by item: operations in the order of their first
+        items, each with its items in order, an operation without items absent."""
+        from types import SimpleNamespace
+
+        from idemsim.properties import _grouped
+
+        run = SimpleNamespace(operations=[None] * 4)
+        items = [("a", 3), ("b", 1), ("c", 3), ("d", None), ("e", 2), ("f", 3)]
+        groups = _grouped(run, items, lambda item: item[1])
+        expected: dict = {}
+        for item in items:
+            expected.setdefault(item[1], []).append(item)
+        assert list(groups.items()) == [(op, tuple(group)) for op, group in expected.items()]
+        assert list(groups) == [3, 1, None, 2] and len(groups) == 4 and groups[1] == (("b", 1),)
+        assert [groups.count(op) for op in (None, 1, 2, 3, 4, 99)] == [1, 1, 1, 3, 0, 0]
+        assert groups.get(4) == () and groups.get(99, None) is None
+
+
 class TestEachProperty:
     def test_a_clean_same_tx_run_breaks_nothing(self):
         """A lost response under same-tx is answered from the record: every property holds."""

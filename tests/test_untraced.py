@@ -106,17 +106,61 @@ class TestVacuum:
     def test_dead_versions_are_reclaimed(self):
         """After many payments the key table holds one version per live row, not every version ever written."""
         db = engine.Database(simpy.Environment())
-        for i in range(3000):
-            conn = db.connect(f"c{i}")
-            for op, fields in (("begin", {}), ("register_key", {"key": f"k{i}", "fingerprint": "f"}),
-                               ("complete_key", {"key": f"k{i}", "response": {"status": 201}}), ("commit", {})):
-                statement = conn.execute(op, **fields)
-                with pytest.raises(StopIteration):
-                    next(statement)
+        _pay(db, range(3000))
         db.vacuum()
         assert len(db.versions[engine.KEYS]) == 3000 and db.written[engine.KEYS] == 6000
         assert db.key_counts() == (3000, 0)
         assert all(v.xmin is engine.FROZEN for v in db.versions[engine.KEYS])
+
+    def test_a_vacuum_not_whole_examines_what_follows_the_settled_versions(self):
+        """A vacuum that is not whole reclaims the dead versions written since the settled ones; a settled
+        version deleted since stays (it is counted as disturbed) until the next whole vacuum reclaims it."""
+        db = engine.Database(simpy.Environment())
+        _pay(db, range(100))
+        db.vacuum()
+        assert db.settled[engine.KEYS] == len(db.versions[engine.KEYS]) == 100
+        _run(db.connect("gone"), ("begin", {}), ("delete_key", {"key": "k0"}), ("commit", {}))
+        _pay(db, range(100, 110))
+        assert db._disturbed == 1 and len(db.versions[engine.KEYS]) == 120
+        db.vacuum(whole=False)
+        assert len(db.versions[engine.KEYS]) == 110 and db.key_versions("k0")  # k0's dead version waits
+        assert db.key_counts() == (109, 0)
+        db.vacuum()
+        assert len(db.versions[engine.KEYS]) == 109 and db.key_versions("k0") == () and db._disturbed == 0
+        assert db.settled[engine.KEYS] == 109 and db.key_counts() == (109, 0)
+
+    def test_the_vacuum_that_runs_as_versions_are_written_keeps_the_dead_ones_few(self, monkeypatch):
+        """Run as transactions end, the vacuum keeps no more dead versions than it is set to wait for, however
+        many live ones the table holds."""
+        monkeypatch.setattr(engine, "VACUUM_MIN", 64)
+        db = engine.Database(simpy.Environment())
+        _pay(db, range(3000))
+        assert len(db.versions[engine.KEYS]) - db.key_counts()[0] <= 64
+
+    def test_a_key_with_one_version_is_kept_as_itself(self):
+        """The unique index keeps a key's one version as itself and several as a tuple; both read as a tuple."""
+        db = engine.Database(simpy.Environment())
+        conn = db.connect("a")
+        _run(conn, ("begin", {}), ("register_key", {"key": "k", "fingerprint": "f"}))
+        (first,) = db.key_versions("k")
+        assert db.versions_by_key["k"] is first
+        _run(conn, ("complete_key", {"key": "k", "response": {"status": 201}}), ("commit", {}))
+        assert db.key_versions("k") == db.versions_by_key["k"] == (first, first.successor)
+        assert db.key_versions("other") == ()
+
+
+def _run(conn, *statements) -> None:
+    """Run ``statements`` on ``conn``, none of which waits."""
+    for op, fields in statements:
+        with pytest.raises(StopIteration):
+            next(conn.execute(op, **fields))
+
+
+def _pay(db, numbers) -> None:
+    """Key ``k<i>`` registered and completed in one transaction, for each i of ``numbers``."""
+    for i in numbers:
+        _run(db.connect(f"c{i}"), ("begin", {}), ("register_key", {"key": f"k{i}", "fingerprint": "f"}),
+             ("complete_key", {"key": f"k{i}", "response": {"status": 201}}), ("commit", {}))
 
 
 class TestJsonStream:

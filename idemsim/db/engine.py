@@ -51,8 +51,9 @@ _FIELDS = {op: (frozenset(required), frozenset(required + optional)) for op, (re
 """Per op: its required fields and all the fields it accepts, as sets (checked at every statement)."""
 
 VACUUM_MIN = 4096
-"""`Database.vacuum` runs at the end of a transaction once this many row versions (or half as many as it kept the
-last time, if more) were written since it last ran."""
+"""The database is vacuumed at the end of a transaction once this many row versions were written since it last
+was (or half as many as the versions it examined then, if more): `Database.vacuum`, or its cheaper form that
+examines only the versions written since the settled ones (see `Database.settled`)."""
 INT4_MIN, INT4_MAX = -2**31, 2**31 - 1
 """The range of PostgreSQL's `int` (the `amount` column); a value outside it fails with 22003."""
 LOCK_TIMEOUT_MAX_MS = 2**31 - 1
@@ -160,15 +161,28 @@ class Database:
         """Order in which the waiters of an ending transaction resume (they all resume at the same instant)."""
         self.versions: dict[str, list[RowVersion]] = {KEYS: [], CHARGES: []}
         """Every row version written, per table, in the order written, but those `vacuum` reclaimed."""
-        self.versions_by_key: dict[str, list[RowVersion]] = {}
-        """`idempotency_keys` versions per key value: what the unique index (or a key lookup) reaches. A key
-        stays here (with an empty list) when all its versions have been reclaimed."""
+        self.versions_by_key: dict[str, RowVersion | tuple[RowVersion, ...]] = {}
+        """`idempotency_keys` versions per key value: what the unique index (or a key lookup) reaches; read it
+        with `key_versions`. A key's one version is kept as itself, several as a tuple: a load keeps an entry per
+        key, most of them one version. A key stays here (with an empty tuple) when all its versions have been
+        reclaimed."""
         self.written = {KEYS: 0, CHARGES: 0}
         """Row versions ever written, per table (reclaimed ones included)."""
+        self.settled = {KEYS: 0, CHARGES: 0}
+        """Per table, how many of its first versions are settled: when vacuum last saw them, each was created by
+        a transaction every snapshot sees (`FROZEN`) and neither deleted, updated nor locked. Such a version
+        changes only if a statement later deletes, updates or locks it (`_disturbed` counts those), so the
+        vacuum that runs as versions are written examines the versions after them, not the whole table."""
+        self._disturbed = 0
+        """Settled versions deleted, updated or locked since the last whole `vacuum` (versions created by `FROZEN`,
+        that is: every settled one, and some that are not yet)."""
+        self._whole_at = VACUUM_MIN
+        """The whole table is vacuumed once `_disturbed` reaches this: half the versions the last whole vacuum
+        kept, or `VACUUM_MIN`."""
         self._unvacuumed = 0
-        """Row versions written since the last `vacuum`."""
+        """Row versions written since the last vacuum."""
         self._vacuum_at = VACUUM_MIN
-        """`vacuum` runs when a transaction ends with this many versions written since the last one."""
+        """A vacuum runs when a transaction ends with this many versions written since the last one."""
         self._min_expiry = float("inf")
         """No key version written since the last `vacuum` (or kept by it) expires earlier than this."""
         self._holding: dict[Transaction, None] = {}
@@ -232,6 +246,7 @@ class Database:
         charges = self._live(CHARGES, _by_id)
         self.versions = {KEYS: [], CHARGES: []}
         self.versions_by_key = {}
+        self.settled = {KEYS: 0, CHARGES: 0}
         key_rows = []
         for i, version in enumerate(keys):
             values = version.values
@@ -283,7 +298,23 @@ class Database:
         if tx.isolation != READ_COMMITTED:
             self._holding.pop(tx, None)
         if self._unvacuumed >= self._vacuum_at:
-            self.vacuum()
+            self.vacuum(whole=self._disturbed >= self._whole_at)
+
+    def _disturb(self, version: RowVersion) -> None:
+        """`version` is about to be deleted, updated or locked: if it may be settled, a whole vacuum is nearer."""
+        if version.xmin is FROZEN:
+            self._disturbed += 1
+
+    def key_versions(self, key: str | None) -> tuple[RowVersion, ...]:
+        """The versions of ``key`` in `versions_by_key`, oldest first."""
+        found = self.versions_by_key.get(key, ())
+        return (found,) if type(found) is RowVersion else found
+
+    def _index(self, key: str, version: RowVersion) -> None:
+        """Put a new version of ``key`` in `versions_by_key`."""
+        by_key = self.versions_by_key
+        found = by_key.get(key)
+        by_key[key] = version if not found else (found, version) if type(found) is RowVersion else found + (version,)
 
     def _written(self, version: RowVersion) -> None:
         """A new row version is in its table's list (and, for a key, in `versions_by_key`)."""
@@ -306,7 +337,7 @@ class Database:
                 horizon = tx.snapshot.horizon
         return horizon
 
-    def vacuum(self) -> None:
+    def vacuum(self, whole: bool = True) -> None:
         """Reclaim row versions no snapshot can see, as PostgreSQL's VACUUM does, and forget finished transactions.
 
         A version goes when its creator aborted, or when its deleter (or updater) committed at or before the
@@ -315,7 +346,13 @@ class Database:
         since each of them changes nothing any more; so no finished transaction is kept alive by a row. Nothing a
         statement returns changes: the model behaves as if every version were still there. (A doomed serializable
         reader fails at a scan that would have examined a reclaimed version, as before: `Connection._scan_keys`.)
-        Runs when enough versions were written since the last time that its cost per version stays constant."""
+        Runs when enough versions were written since the last time that its cost per version stays constant.
+
+        Not ``whole``, it examines only the versions after the `settled` ones: a settled version would be kept
+        as it is, unless a statement has disturbed it since (`_disturbed`), and then it is reclaimed or cleared
+        by the next whole vacuum, as a page PostgreSQL's VACUUM skips waits for the next aggressive one. So a
+        load's dead versions are reclaimed a few thousand versions after they die, at a cost per version
+        written that does not grow with the table."""
         horizon = self.horizon()
         removed: set[int] = set()
         """The ids of the versions reclaimed."""
@@ -340,18 +377,30 @@ class Database:
                 v.locker = None
             return True
 
-        keys = self.versions[KEYS]
-        self.versions[KEYS] = [v for v in keys if keep(v)]
-        touched = {v.values["key"] for v in keys if id(v) in removed}
-        self.versions[CHARGES] = [v for v in self.versions[CHARGES] if keep(v)]
-        by_key = self.versions_by_key
-        for key in touched:
-            by_key[key] = [v for v in by_key[key] if id(v) not in removed][:]  # (a copy of its exact size)
-        self._min_expiry = min((v.values["expires_at"] for v in self.versions[KEYS]), default=float("inf"))
+        examined = 0
+        for table in (KEYS, CHARGES):
+            versions = self.versions[table]
+            start = 0 if whole else self.settled[table]
+            tail = versions[start:]
+            versions[start:] = [v for v in tail if keep(v)]  # (in place: the settled versions are not touched)
+            examined += len(tail)
+            if table == KEYS and removed:
+                by_key = self.versions_by_key
+                for key in {v.values["key"] for v in tail if id(v) in removed}:
+                    rest = [v for v in self.key_versions(key) if id(v) not in removed]
+                    by_key[key] = rest[0] if len(rest) == 1 else tuple(rest)
+            end = len(versions)
+            while start < end and (v := versions[start]).xmin is FROZEN and v.xmax is None and v.locker is None:
+                start += 1  # settled: see `settled`
+            self.settled[table] = start
+        if whole:
+            self._min_expiry = min((v.values["expires_at"] for v in self.versions[KEYS]), default=float("inf"))
+            self._disturbed = 0
+            self._whole_at = max(VACUUM_MIN, (len(self.versions[KEYS]) + len(self.versions[CHARGES])) // 2)
         self._unvacuumed = 0
-        # Half what it kept: the dead versions (and the transactions they hold) a load carries between two runs
-        # stay under a quarter of a version a payment (two fifths at "as many as it kept"), for twice the scans.
-        self._vacuum_at = max(VACUUM_MIN, (len(self.versions[KEYS]) + len(self.versions[CHARGES])) // 2)
+        # Half what it examined: the dead versions (and the transactions they hold) stay under a quarter of what
+        # it examines (two fifths at "as many as it examined"), for twice the scans.
+        self._vacuum_at = max(VACUUM_MIN, examined // 2)
 
     # -- lock waits and deadlocks ------------------------------------------------------------------------------
 
@@ -576,17 +625,13 @@ class Connection:
                              tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "started", None, db.env.now).__dict__
         version = RowVersion(KEYS, stmt.id, values, tx)
         db.versions[KEYS].append(version)
-        same_key = db.versions_by_key.get(f["key"])
-        if same_key is None:
-            db.versions_by_key[f["key"]] = [version]  # (a list of its exact size: a load has one per key)
-        else:
-            same_key.append(version)
+        db._index(f["key"], version)
         db._written(version)
         return 1, None
 
     def _unique_check(self, tx: Transaction, key: str) -> tuple[Transaction | None, RowVersion | None]:
         """The unique index's view (a dirty snapshot): a transaction to wait for, or a live row, or neither."""
-        for version in self.db.versions_by_key.get(key, ()):
+        for version in self.db.key_versions(key):
             if version.xmin.state == ABORTED:
                 continue
             if version.xmin.state == ACTIVE and version.xmin is not tx:
@@ -611,7 +656,12 @@ class Connection:
         db = self.db
         by_index = key is not None and db.unique_key
         if tx.isolation != SERIALIZABLE:
-            examined = db.versions_by_key.get(key, ()) if key is not None else db.versions[KEYS]
+            if key is None:
+                examined = db.versions[KEYS]
+            else:
+                examined = db.versions_by_key.get(key, ())  # (`Database.key_versions`, inline: every payment)
+                if type(examined) is RowVersion:
+                    return [examined] if snapshot.shows(examined) and match(examined) else []
             found = [v for v in examined if snapshot.shows(v) and match(v)]
             if len(found) > 1:
                 found.sort(key=_by_id)
@@ -619,7 +669,7 @@ class Connection:
         if tx.doomed and (key in db.versions_by_key if by_index else db.written[KEYS]):
             # A doomed reader fails at the first version it examines; a reclaimed one counts (`Database.vacuum`).
             raise SerializationFailure
-        examined = db.versions_by_key.get(key, []) if by_index else db.versions[KEYS]
+        examined = db.key_versions(key) if by_index else db.versions[KEYS]
         visible = sorted((v for v in examined if snapshot.shows(v)), key=_by_id)
         returned = [v for v in visible if v.values["key"] == key] if by_index else visible
         db.predicate_locks.on_read(tx, snapshot, KEYS, examined, returned, by_index)
@@ -670,6 +720,7 @@ class Connection:
         for version in self._scan_keys(tx, self.db._snapshot(tx), key, match):
             target = yield from self._lock_row(tx, stmt, version, match)
             if target is not None:
+                self.db._disturb(target)
                 target.locker = tx
                 locked.append(target)
         row = {c: locked[0].values[c] for c in ("status", "recovery_point")} if locked else None
@@ -718,6 +769,8 @@ class Connection:
                     continue
             if serializable:
                 db.predicate_locks.on_write(tx, KEYS, target)
+            if target.xmin is FROZEN:  # (`Database._disturb`, inline: every payment)
+                db._disturbed += 1
             target.xmax = tx
             if change is not None:
                 values = target.values.copy()  # (a copy of a shared-key dict shares its keys: `_KeyColumns`)
@@ -725,7 +778,7 @@ class Connection:
                 successor = RowVersion(KEYS, target.id, values, tx)
                 target.successor = successor
                 db.versions[KEYS].append(successor)
-                db.versions_by_key[successor.values["key"]].append(successor)
+                db._index(values["key"], successor)
                 db._written(successor)
                 changed.append(successor)
             else:
@@ -752,6 +805,7 @@ class Connection:
             xmax = version.xmax
             if xmax is None or xmax.state == ABORTED:
                 if followed and not match(version):
+                    self.db._disturb(version)
                     version.locker = tx
                     return None
                 return version
