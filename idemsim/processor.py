@@ -202,8 +202,9 @@ class Processor:
             return ProcessorAnswer("declined")
         capture = Capture(f"cap_{len(self.ledger) + 1}", amount, key, env._now, request_id, caller)
         self.ledger.append(capture)
-        self.trace.record(env._now, "processor", "processor.capture", None, capture=capture.id, amount=amount,
-                          key=key, request=request_id, caller=caller)
+        if self.trace.complete:  # (the tally does not take it: without a trace, it is not recorded)
+            self.trace.record(env._now, "processor", "processor.capture", None, capture=capture.id, amount=amount,
+                              key=key, request=request_id, caller=caller)
         return ProcessorAnswer("captured", capture.id, amount)
 
     def _answer(self, call: "_Call", answer: ProcessorAnswer) -> None:

@@ -202,7 +202,7 @@ def _not_charging(run) -> frozenset[int]:
 def _grouped(run, items, logical_of: Callable[[Any], int | None]) -> "_Groups":
     """Items by logical operation, in order; only operations with items appear."""
     out = _Groups(len(run.operations))
-    held, order, none = out._held, out._order, len(out._held) - 1
+    held, order, sizes, none = out._held, out._order, out.sizes, len(out._held) - 1
     for item in items:
         op = logical_of(item)
         i = none if op is None else op
@@ -210,8 +210,10 @@ def _grouped(run, items, logical_of: Callable[[Any], int | None]) -> "_Groups":
         if before is None:
             held[i] = item
             order.append(op)
+            sizes[i] = 1
         else:
             held[i] = _Several((*before, item) if type(before) is _Several else (before, item))
+            sizes[i] = 2
     return out
 
 
@@ -223,11 +225,14 @@ class _Groups:
     (the item itself while it is alone), not in a dict entry and a tuple: 16 bytes an operation instead of
     about 100."""
 
-    __slots__ = ("_held", "_order")
+    __slots__ = ("_held", "_order", "sizes")
 
     def __init__(self, count: int) -> None:
         self._held: list = [None] * (count + 2)
         """Per operation (its number; None's at the end), its item, or its items (`_Several`), or None."""
+        self.sizes = bytearray(count + 2)
+        """Per operation number, 0, 1 or 2: no item, one, or more than one (what a property reads of every
+        operation, without a call for each)."""
         self._order: list[int | None] = []
         """The operations with items, in the order of their first items."""
 
@@ -292,7 +297,8 @@ def _captured(run) -> "_Groups":
 def _derive_captured(run) -> "_Groups":
     tally = run.tally
     logical = _logical(run)
-    return _grouped(run, run.ledger, lambda c: logical(tally.op_of_request(c.request) if c.request
+    # (the request's op read as `Tally.op_of_request` reads it, inline: once per capture)
+    return _grouped(run, run.ledger, lambda c: logical(int(c.request.split(".", 1)[0]) if c.request
                                                   else tally.op_of(c.caller, c.key)))
 
 
@@ -361,8 +367,9 @@ def exactly_one_on_success(run) -> list[Violation]:
     charged, captured = _charged(run), _captured(run)
     out = []
     not_charging = _not_charging(run)
+    rows_of, caps_of = charged.sizes, captured.sizes
     for op in sorted({r.logical for r in run.operations if r.outcome == "ok" and r.logical not in not_charging
-                      and (charged.count(r.logical) != 1 or captured.count(r.logical) != 1)}):
+                      and (rows_of[r.logical] != 1 or caps_of[r.logical] != 1)}):
         rows, caps = charged.count(op), captured.count(op)
         out.append(_violation("exactly-one-on-success", "viol.ok_counts", op=op, rows=rows, caps=caps,
                               s="s" if rows != 1 else "", s2="s" if caps != 1 else ""))
@@ -427,12 +434,14 @@ def client_view(run) -> list[Violation]:
     charged, captured = _charged(run), _captured(run)
     out = []
     not_charging = _not_charging(run)
+    rows_of, caps_of = charged.sizes, captured.sizes
     for r in run.operations:
         if r.logical in not_charging or r.outcome not in ("ok", "fail"):
             continue
-        rows, caps = charged.count(r.logical), captured.count(r.logical)
-        if (rows and caps) if r.outcome == "ok" else not (rows or caps):
+        if (rows_of[r.logical] and caps_of[r.logical]) if r.outcome == "ok" else \
+                not (rows_of[r.logical] or caps_of[r.logical]):
             continue
+        rows, caps = charged.count(r.logical), captured.count(r.logical)
         from .i18n import text
 
         who = text("viol.who_copy", "en", op=r.op, logical=r.logical) if r.logical != r.op else \

@@ -284,10 +284,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     keys = [operation.key or make_key(rng) if per_operation else None for operation in shapes(operations)]
     budgets: dict[str, TokenBucket] = {}
 
-    def budget(operation) -> TokenBucket | None:
-        policy = _config(scenario, operation).retry_budget
-        if policy is None:
-            return None
+    def budget(operation, policy) -> TokenBucket:
         return budgets.setdefault(operation.client, TokenBucket(policy))
 
     copies = [(dup.op, dup.at) for _, dup in plan.duplicates()]  # each names an operation: `Scenario` checked it
@@ -314,8 +311,10 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
             original = operations[logical - 1]
             operation = original.model_copy(update={"at": starts_at, "client": f"{original.client}-dup"})
             key = keys[logical - 1]
-        made = Client(env, i + 1, operation, _config(scenario, operation), rng, network, api, trace, key=key,
-                      logical=logical, budget=budget(operation), at=at(i))
+        config = operation.retry or scenario.client  # (`_config`, inline: every client)
+        made = Client(env, i + 1, operation, config, rng, network, api, trace, key=key, logical=logical,
+                      budget=None if config.retry_budget is None else budget(operation, config.retry_budget),
+                      at=at(i))
         results[i] = made.result
         return made
 
@@ -448,9 +447,9 @@ class _Starts:
     def _initialize(self, start: _Start) -> None:
         env = self.env
         at = self.at(start.index)
-        if at > env.now:
+        if at > env._now:
             start.callbacks = self.then
-            self.waiting.schedule(start, at - env.now)
+            self.waiting.schedule(start, at - env._now)
         else:
             self._run(start)
 

@@ -72,6 +72,7 @@ class TestGroups:
         assert list(groups) == [3, 1, None, 2] and len(groups) == 4 and groups[1] == (("b", 1),)
         assert [groups.count(op) for op in (None, 1, 2, 3, 4, 99)] == [1, 1, 1, 3, 0, 0]
         assert groups.get(4) == () and groups.get(99, None) is None
+        assert list(groups.sizes) == [0, 1, 1, 2, 0, 1]  # by number (0 unused), None's last: none, one, several
 
 
 class TestEachProperty:

@@ -206,13 +206,16 @@ class Database:
         """How many committed `idempotency_keys` rows there are, and how many of them are `in_progress`."""
         held = in_progress = 0
         for v in self.versions[KEYS]:
-            if v.committed_live():
+            if v.xmin.state == COMMITTED and (v.xmax is None or v.xmax.state != COMMITTED):  # committed_live
                 held += 1
                 in_progress += v.values["status"] == "in_progress"
         return held, in_progress
 
     def _live(self, table: str, order: Callable[[RowVersion], Any]) -> list[RowVersion]:
-        return sorted((v for v in self.versions[table] if v.committed_live()), key=order)
+        live = [v for v in self.versions[table]
+                if v.xmin.state == COMMITTED and (v.xmax is None or v.xmax.state != COMMITTED)]  # committed_live
+        live.sort(key=order)
+        return live
 
     def committed_keys(self) -> list[dict]:
         """Committed `idempotency_keys` rows, by key then id: `id`, the spec's columns (`recovery_point` and
@@ -240,7 +243,8 @@ class Database:
         """`tables`, for the database's last reader (the end of a run): its row versions are let go as the rows
         are made, so that the tables and the versions they come from are not all in memory at once. The
         database is empty afterwards."""
-        keys = [v for v in self.versions[KEYS] if v.committed_live()]
+        keys = [v for v in self.versions[KEYS]
+                if v.xmin.state == COMMITTED and (v.xmax is None or v.xmax.state != COMMITTED)]  # committed_live
         keys.sort(key=_by_id)
         keys.sort(key=_key_of)  # by key then id, as `tables`, without a (key, id) tuple per version
         charges = self._live(CHARGES, _by_id)
@@ -622,7 +626,7 @@ class Connection:
         if tx.isolation == SERIALIZABLE:
             db.predicate_locks.on_write(tx, KEYS)
         values = _KeyColumns(f["key"], f["fingerprint"], "in_progress", None,
-                             tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "started", None, db.env.now).__dict__
+                             tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "started", None, db.env._now).__dict__
         version = RowVersion(KEYS, stmt.id, values, tx)
         db.versions[KEYS].append(version)
         db._index(f["key"], version)
