@@ -52,8 +52,8 @@ _FIELDS = {op: (frozenset(required), frozenset(required + optional)) for op, (re
 
 VACUUM_MIN = 4096
 """The database is vacuumed at the end of a transaction once this many row versions were written since it last
-was (or half as many as the versions it examined then, if more): `Database.vacuum`, or its cheaper form that
-examines only the versions written since the settled ones (see `Database.settled`)."""
+was (or half as many as it then left unsettled, if more): `Database.vacuum`, or its cheaper form that examines
+only the versions after the settled ones (see `Database.settled`)."""
 INT4_MIN, INT4_MAX = -2**31, 2**31 - 1
 """The range of PostgreSQL's `int` (the `amount` column); a value outside it fails with 22003."""
 LOCK_TIMEOUT_MAX_MS = 2**31 - 1
@@ -381,13 +381,12 @@ class Database:
                 v.locker = None
             return True
 
-        examined = 0
+        unsettled = 0
         for table in (KEYS, CHARGES):
             versions = self.versions[table]
             start = 0 if whole else self.settled[table]
             tail = versions[start:]
             versions[start:] = [v for v in tail if keep(v)]  # (in place: the settled versions are not touched)
-            examined += len(tail)
             if table == KEYS and removed:
                 by_key = self.versions_by_key
                 for key in {v.values["key"] for v in tail if id(v) in removed}:
@@ -397,14 +396,16 @@ class Database:
             while start < end and (v := versions[start]).xmin is FROZEN and v.xmax is None and v.locker is None:
                 start += 1  # settled: see `settled`
             self.settled[table] = start
+            unsettled += end - start
         if whole:
             self._min_expiry = min((v.values["expires_at"] for v in self.versions[KEYS]), default=float("inf"))
             self._disturbed = 0
             self._whole_at = max(VACUUM_MIN, (len(self.versions[KEYS]) + len(self.versions[CHARGES])) // 2)
         self._unvacuumed = 0
-        # Half what it examined: the dead versions (and the transactions they hold) stay under a quarter of what
-        # it examines (two fifths at "as many as it examined"), for twice the scans.
-        self._vacuum_at = max(VACUUM_MIN, examined // 2)
+        # The next one examines what is not settled now and what will be written: due once half as much as the
+        # former is written, each version is examined about three times at most, and the dead ones stay under a
+        # quarter of what it examines, or under VACUUM_MIN.
+        self._vacuum_at = max(VACUUM_MIN, unsettled // 2)
 
     # -- lock waits and deadlocks ------------------------------------------------------------------------------
 
