@@ -13,8 +13,10 @@ way, a server whose only idempotency is a dict lookup, the same timeouts, retrie
 database, no checks. Both run in the same process, one after the other, so their ratio is measured under the
 same conditions; each is timed with `time.perf_counter` around the run alone (the full model's includes its
 summary and properties), and its memory is the process's peak resident set (``ru_maxrss``) after it ran, the
-bare model first (it needs less, so the full model's peak is its own), both after the same imports. Options
-measure the other figures of issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a fresh process), ``--gc`` (the
+bare model first (it needs less, so the full model's peak is its own), both after the same imports. With
+``--repeat``, each model's fastest run counts, and ``pair_ratios`` gives the ratio of each pair run one after the
+other: on a shared machine, their spread is what one ratio is good to. Options measure the other figures of
+issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a fresh process), ``--gc`` (the
 share of the time the garbage collector takes), ``--profile`` (where the time goes), ``--json-memory``
 (``idemsim run --format json`` at 5,000 and 20,000 operations), ``--text`` (text output against JSON, per
 event) and ``--cli`` (``idemsim run lost-response`` against a bare typer + rich command). See
@@ -173,8 +175,9 @@ def _peak_rss_mib() -> float:
 
 # -- one comparison ---------------------------------------------------------------------------------------------
 def compare(n: int, arrivals: str = "poisson", seed: int = 1, repeat: int = 1) -> dict[str, Any]:
-    """The bare model, then the full one, ``repeat`` times in turn; each model's fastest run, and the memory
-    each reached on its first run."""
+    """The bare model, then the full one, ``repeat`` times in turn; each model's fastest run, the memory each
+    reached on its first run, and the ratio of each pair run one after the other (``pair_ratios``: on a shared
+    machine their spread is what a ratio taken in one run is good to)."""
     from . import simulation  # noqa: F401 (imported before either model runs: both start from the same memory)
 
     scenario(n, arrivals, seed)
@@ -188,7 +191,8 @@ def compare(n: int, arrivals: str = "poisson", seed: int = 1, repeat: int = 1) -
     best_full = min(full_runs, key=lambda r: r["seconds"])
     best_bare["peak_rss_mib"], best_full["peak_rss_mib"] = bare_runs[0]["peak_rss_mib"], full_runs[0]["peak_rss_mib"]
     return {**best_full, "arrivals": arrivals, "repeat": repeat, "bare": best_bare,
-            "ratio": round(best_full["payments_per_s"] / best_bare["payments_per_s"], 3)}
+            "ratio": round(best_full["payments_per_s"] / best_bare["payments_per_s"], 3),
+            "pair_ratios": [round(f["payments_per_s"] / b["payments_per_s"], 3) for b, f in zip(bare_runs, full_runs)]}
 
 
 # -- the other figures ------------------------------------------------------------------------------------------
@@ -481,6 +485,8 @@ def text(doc: dict[str, Any]) -> str:
         lines.append(f"{name:14}{r['payments_per_s']:>12,.0f}{r['us_per_payment']:>12,.1f}"
                      f"{r['events_per_payment']:>16.2f}{r['us_per_event']:>10.2f}{r['peak_rss_mib']:>10.1f}")
     lines.append(f"ratio (full ÷ bare payments per second): {doc['ratio']:.3f}")
+    if len(doc.get("pair_ratios", ())) > 1:
+        lines.append("each pair run one after the other: " + ", ".join(f"{r:.3f}" for r in doc["pair_ratios"]))
     for key in ("scaling", "gc", "profile", "json_memory", "text", "cli"):
         if key in doc:
             lines.append(f"{key}: {json.dumps(doc[key], indent=1)}")
