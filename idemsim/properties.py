@@ -246,9 +246,8 @@ class _Groups:
         return default if held is None else held if type(held) is _Several else (held,)
 
     def count(self, op: int | None) -> int:
-        """How many items ``op`` has (read for every operation: `_of` inline)."""
-        held = self._held
-        held = held[-1] if op is None else held[op] if 0 < op < len(held) - 1 else None
+        """How many items ``op`` has."""
+        held = self._of(op)
         return 0 if held is None else len(held) if type(held) is _Several else 1
 
     def several(self) -> dict[int | None, tuple]:
@@ -297,8 +296,7 @@ def _captured(run) -> "_Groups":
 def _derive_captured(run) -> "_Groups":
     tally = run.tally
     logical = _logical(run)
-    # (the request's op read as `Tally.op_of_request` reads it, inline: once per capture)
-    return _grouped(run, run.ledger, lambda c: logical(int(c.request.split(".", 1)[0]) if c.request
+    return _grouped(run, run.ledger, lambda c: logical(tally.op_of_request(c.request) if c.request
                                                   else tally.op_of(c.caller, c.key)))
 
 

@@ -311,7 +311,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
             original = operations[logical - 1]
             operation = original.model_copy(update={"at": starts_at, "client": f"{original.client}-dup"})
             key = keys[logical - 1]
-        config = operation.retry or scenario.client  # (`_config`, inline: every client)
+        config = _config(scenario, operation)
         made = Client(env, i + 1, operation, config, rng, network, api, trace, key=key, logical=logical,
                       budget=None if config.retry_budget is None else budget(operation, config.retry_budget),
                       at=at(i))

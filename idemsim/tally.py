@@ -251,14 +251,13 @@ class Tally:
                 "by_outcome": {outcome: list(series) for outcome, series in by.items()}}
 
     def op_of_request(self, request: str | None) -> int | None:
-        """The client process of request ``op.attempt`` (the methods below read it inline: a load's hot path)."""
         return int(request.split(".", 1)[0]) if request else None
 
     def key_of_request(self, request: str) -> str | None:
         """The idempotency key request ``request`` (``op.attempt``) carried; None if it was never sent."""
         key = self.request_key.get(request, _UNSENT)
         if key is _UNSENT:
-            op = int(request.split(".", 1)[0]) if request else None  # (op_of_request)
+            op = self.op_of_request(request)
             key = self.op_keys[op - 1] if op is not None and 1 <= op <= len(self.op_keys) else None
             if key is _UNSENT:
                 key = None
@@ -278,7 +277,7 @@ class Tally:
         """The client process a write or capture is for: its handler's request, else its key's first sender."""
         request = self.request_of(conn)
         if request is not None:
-            return int(request.split(".", 1)[0]) if request else None  # (op_of_request)
+            return self.op_of_request(request)
         return self.key_op.get(key) if key is not None else None
 
     def first_stored(self) -> dict[str | None, tuple[int, Any]]:

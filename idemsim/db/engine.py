@@ -206,16 +206,13 @@ class Database:
         """How many committed `idempotency_keys` rows there are, and how many of them are `in_progress`."""
         held = in_progress = 0
         for v in self.versions[KEYS]:
-            if v.xmin.state == COMMITTED and (v.xmax is None or v.xmax.state != COMMITTED):  # committed_live
+            if v.committed_live():
                 held += 1
                 in_progress += v.values["status"] == "in_progress"
         return held, in_progress
 
     def _live(self, table: str, order: Callable[[RowVersion], Any]) -> list[RowVersion]:
-        live = [v for v in self.versions[table]
-                if v.xmin.state == COMMITTED and (v.xmax is None or v.xmax.state != COMMITTED)]  # committed_live
-        live.sort(key=order)
-        return live
+        return sorted((v for v in self.versions[table] if v.committed_live()), key=order)
 
     def committed_keys(self) -> list[dict]:
         """Committed `idempotency_keys` rows, by key then id: `id`, the spec's columns (`recovery_point` and
@@ -234,8 +231,7 @@ class Database:
         """The committed state in the result document's form (a charge row is the version's own values: read
         the rows, never change them)."""
         return {
-            KEYS: [_KeyRow(values["key"], values["fingerprint"], values["status"], values["response"]).__dict__
-                   for values in (v.values for v in self._live(KEYS, _by_key_then_id))],
+            KEYS: [_key_row(v.values) for v in self._live(KEYS, _by_key_then_id)],
             CHARGES: [v.values for v in self._live(CHARGES, _by_id)],  # exactly its columns, never changed: shared
         }
 
@@ -243,9 +239,7 @@ class Database:
         """`tables`, for the database's last reader (the end of a run): its row versions are let go as the rows
         are made, so that the tables and the versions they come from are not all in memory at once. The
         database is empty afterwards."""
-        keys = [v for v in self.versions[KEYS]
-                if v.xmin.state == COMMITTED and (v.xmax is None or v.xmax.state != COMMITTED)]  # committed_live
-        keys.sort(key=_by_id)
+        keys = self._live(KEYS, _by_id)
         keys.sort(key=_key_of)  # by key then id, as `tables`, without a (key, id) tuple per version
         charges = self._live(CHARGES, _by_id)
         self.versions = {KEYS: [], CHARGES: []}
@@ -253,9 +247,7 @@ class Database:
         self.settled = {KEYS: 0, CHARGES: 0}
         key_rows = []
         for i, version in enumerate(keys):
-            values = version.values
-            key_rows.append(_KeyRow(values["key"], values["fingerprint"], values["status"],
-                                    values["response"]).__dict__)
+            key_rows.append(_key_row(version.values))
             keys[i] = None
         return {KEYS: key_rows, CHARGES: [v.values for v in charges]}
 
@@ -661,12 +653,7 @@ class Connection:
         db = self.db
         by_index = key is not None and db.unique_key
         if tx.isolation != SERIALIZABLE:
-            if key is None:
-                examined = db.versions[KEYS]
-            else:
-                examined = db.versions_by_key.get(key, ())  # (`Database.key_versions`, inline: every payment)
-                if type(examined) is RowVersion:
-                    return [examined] if snapshot.shows(examined) and match(examined) else []
+            examined = db.key_versions(key) if key is not None else db.versions[KEYS]
             found = [v for v in examined if snapshot.shows(v) and match(v)]
             if len(found) > 1:
                 found.sort(key=_by_id)
@@ -774,8 +761,7 @@ class Connection:
                     continue
             if serializable:
                 db.predicate_locks.on_write(tx, KEYS, target)
-            if target.xmin is FROZEN:  # (`Database._disturb`, inline: every payment)
-                db._disturbed += 1
+            db._disturb(target)
             target.xmax = tx
             if change is not None:
                 values = target.values.copy()  # (a copy of a shared-key dict shares its keys: `_KeyColumns`)
@@ -879,6 +865,11 @@ class _KeyRow:
         self.fingerprint = fingerprint
         self.status = status
         self.response = response
+
+
+def _key_row(values: dict) -> dict:
+    """A key version's row in the tables: its key, fingerprint, status and response (a shared-key dict)."""
+    return _KeyRow(values["key"], values["fingerprint"], values["status"], values["response"]).__dict__
 
 
 def _by_id(version: RowVersion) -> int:

@@ -154,8 +154,7 @@ class RowVersion:
         return None
 
     def committed_live(self) -> bool:
-        """Whether this version is part of the committed state (created by a commit, not deleted by one). (The
-        scans of a whole table in `idemsim.db.engine.Database` test it inline: a load calls it per row.)"""
+        """Whether this version is part of the committed state (created by a commit, not deleted by one)."""
         return self.xmin.state == COMMITTED and (self.xmax is None or self.xmax.state != COMMITTED)
 
 
