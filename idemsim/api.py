@@ -302,7 +302,7 @@ class Api:
             return
         self.requests += 1
         name = f"api#{self.requests}"
-        self.trace.record(self.env._now, client, "request.arrive", "api", request=request.id, handler=name)
+        self.trace.request_arrive(self.env._now, client, request.id, name, self.requests, request.key)
         Task(self.env, self._serve(request, respond, name))
 
     def _serve(self, request: Request, respond, name: str):
@@ -333,9 +333,8 @@ class Api:
                               status=response.status, body=response.body, replay=response.replay)
             return
         answered["done"] = True
-        self.trace.record(self.env._now, name, "response.send", request.client,
-                          request=request.id,
-                          status=response.status, body=response.body, replay=response.replay)
+        self.trace.response_send(self.env._now, name, request.client, request.id, response.status, response.body,
+                                 response.replay, request.key)
         respond(response, name)
 
     def _connection(self, request: Request, name: str):

@@ -245,9 +245,9 @@ class Client:
             # -- one attempt: send, then wait for the answer or the timeout, whichever comes first
             reply = Event(env)
             self._waiting[request.id] = reply
-            trace.record(env._now, self.name, "attempt.send", "api", op=self.op, attempt=attempt,
-                         request=request.id, key=key, method=request.method, path=request.path,
-                         body=request.body)
+            sent = env._now
+            trace.attempt_send(sent, self.name, self.op, attempt, request.id, key, request.method, request.path,
+                               request.body)
             respond = self._respond_to(request)
             self.network.carry("request", self.op, attempt, request.id, self.name, "api",
                                lambda: self.api.receive(request, respond),
@@ -266,8 +266,7 @@ class Client:
             r.attempts, r.status, r.outcome = attempt, status, outcome
             r.statuses = _seen(r.statuses, status)
             r.keys = r.keys + [key]
-            trace.record(env._now, self.name, "attempt.end", None, op=self.op, attempt=attempt,
-                         outcome=outcome, status=status)
+            trace.attempt_end(env._now, self.name, self.op, attempt, outcome, status, sent)
             if outcome == "ok" and self.budget is not None:
                 self.budget.succeeded()
             if outcome != "info" or attempt == config.max_attempts:

@@ -5,8 +5,10 @@ properties read: which handler served which request, which writes of the API's c
 each handler answered, what was replayed, the longest wait on the index, the attempts per second (what the
 payment processor captured is the run's own ledger, `idemsim.simulation.Run.ledger`, not kept twice). Nothing here re-scans the trace, so a run may keep no trace at all and still be judged
 the same way: with a trace, the simulation gives it each recorded `idemsim.trace.Event` (`observe`); without
-one, it gives it the same facts directly (`take`, `result`), with no event made at all. `Tally.of` replays a
-stored trace into a fresh tally.
+one, it gives it the same facts directly, with no event made at all: the commonest events' (`arrived`,
+`attempt_sent`, `attempt_ended`, `responded`, each a function of what its event says, which is what taking the
+event calls), each statement's (`result`), and the others' (`takes`). `Tally.of` replays a stored trace into a
+fresh tally.
 
 Guarantees: the tally depends only on the events' order and contents, so a tally fed live, one fed without a
 trace and one replayed from the stored trace are equal; connections of background processes (``reaper``,
@@ -129,8 +131,11 @@ class Tally:
 
     def _arrive(self, t: float, actor: str, d: dict) -> None:
         request = d["request"]
-        key = self.key_of_request(request)
-        i = _handler_index(d["handler"])
+        self.arrived(request, _handler_index(d["handler"]), self.key_of_request(request))
+
+    def arrived(self, request: str, i: int | None, key: str | None) -> None:
+        """Request ``request``, carrying ``key``, reached the API and is served by handler ``i`` (its index
+        in `handler_requests`; None for no handler)."""
         if i is not None:
             requests = self.handler_requests
             if i >= len(requests):
@@ -145,7 +150,11 @@ class Tally:
         self.pool_waits.append(d["waited"])
 
     def _attempt_send(self, t: float, actor: str, d: dict) -> None:
-        request, key, op = d["request"], d["key"], d["op"]
+        self._sent[d["request"]] = t
+        self.attempt_sent(d["op"], d["request"], d["key"])
+
+    def attempt_sent(self, op: int, request: str, key: str | None) -> None:
+        """Operation ``op`` sent request ``request`` with ``key``."""
         op_keys = self.op_keys
         if op > len(op_keys):
             op_keys.extend([_UNSENT] * (op - len(op_keys)))
@@ -154,25 +163,31 @@ class Tally:
             op_keys[op - 1] = key
         elif key != first:
             self.request_key[request] = key
-        self._sent[request] = t
         if key is not None and key not in self.key_op:
-            self.key_op[key] = d["op"]
+            self.key_op[key] = op
 
     def _attempt_end(self, t: float, actor: str, d: dict) -> None:
-        sent = self._sent.pop(f"{d['op']}.{d['attempt']}", t)
+        self.attempt_ended(self._sent.pop(f"{d['op']}.{d['attempt']}", t), d["outcome"])
+
+    def attempt_ended(self, sent: float, outcome: str) -> None:
+        """An attempt sent at ``sent`` ended with ``outcome``."""
         i = int(sent // WINDOW)
         counts = self.attempt_counts
         if i >= len(counts["ok"]):
             grow = [0] * (i + 1 - len(counts["ok"]))
             for series in counts.values():
                 series.extend(grow)
-        counts[d["outcome"]][i] += 1
+        counts[outcome][i] += 1
 
     def _response(self, t: float, handler: str, d: dict) -> None:
-        if d["replay"]:
-            self.replays.append((d["request"], d["status"], d["body"], self.key_of(handler)))
+        self.responded(handler, d["request"], self.key_of(handler), d["status"], d["body"], d["replay"])
+
+    def responded(self, handler: str, request: str, key: str | None, status: int, body: Any, replay: bool) -> None:
+        """Handler ``handler`` answered request ``request`` (for ``key``), or replayed an answer."""
+        if replay:
+            self.replays.append((request, status, body, key))
         else:
-            self._answered(handler, self.key_of(handler), d["status"], d["body"])
+            self._answered(handler, key, status, body)
 
     def _completer_finish(self, t: float, actor: str, d: dict) -> None:
         self._answered(actor, d["key"], d["status"], d["body"])

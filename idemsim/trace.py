@@ -87,6 +87,32 @@ class Trace:
             observe(event)
         return event
 
+    # The commonest events of a load, one method each, so that a run without a trace (`Untraced`) hands the tally
+    # what it takes of them without making their data. Each records the event named in its docstring.
+    def attempt_send(self, t: float, actor: str, op: int, attempt: int, request: str, key: str | None,
+                     method: str, path: str, body: Any) -> None:
+        """``attempt.send``."""
+        self.record(t, actor, "attempt.send", "api", op=op, attempt=attempt, request=request, key=key,
+                    method=method, path=path, body=body)
+
+    def attempt_end(self, t: float, actor: str, op: int, attempt: int, outcome: str, status: int | None,
+                    sent: float) -> None:
+        """``attempt.end`` of an attempt sent at ``sent`` (the event does not say it: it is its ``attempt.send``'s
+        time)."""
+        self.record(t, actor, "attempt.end", None, op=op, attempt=attempt, outcome=outcome, status=status)
+
+    def request_arrive(self, t: float, client: str, request: str, handler: str, number: int,
+                       key: str | None) -> None:
+        """``request.arrive`` of a request that carries ``key``, served by handler number ``number``
+        (``handler`` is ``api#{number}``)."""
+        self.record(t, client, "request.arrive", "api", request=request, handler=handler)
+
+    def response_send(self, t: float, handler: str, client: str, request: str, status: int, body: Any,
+                      replay: bool, key: str | None) -> None:
+        """``response.send`` of the answer to a request that carried ``key``."""
+        self.record(t, handler, "response.send", client, request=request, status=status, body=body,
+                    replay=replay)
+
     def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
 
@@ -106,15 +132,34 @@ class Trace:
 class Untraced:
     """What a run without a trace records instead (``simulate(..., trace=False)``): nothing is kept and no
     `Event` is made; each event a `idemsim.tally.Tally` takes into account is handed to it directly, the others
-    are dropped. It has `Trace`'s ``record``, so the model records the same way with or without a trace."""
+    are dropped. It has `Trace`'s ``record`` and its methods for the commonest events, so the model records the
+    same way with or without a trace; those hand the tally what it takes of them as they are (ints, not the
+    texts an event says them in: a handler's number, not ``api#N``)."""
 
     keep = False
     complete = False
 
     def __init__(self, tally) -> None:
         self._takes = tally.takes()
+        self._tally = tally
 
     def record(self, t: float, actor: str, kind: str, target: str | None = None, **data: Any) -> None:
         take = self._takes.get(kind)
         if take is not None:
             take(t, actor, data)
+
+    def attempt_send(self, t: float, actor: str, op: int, attempt: int, request: str, key: str | None,
+                     method: str, path: str, body: Any) -> None:
+        self._tally.attempt_sent(op, request, key)
+
+    def attempt_end(self, t: float, actor: str, op: int, attempt: int, outcome: str, status: int | None,
+                    sent: float) -> None:
+        self._tally.attempt_ended(sent, outcome)
+
+    def request_arrive(self, t: float, client: str, request: str, handler: str, number: int,
+                       key: str | None) -> None:
+        self._tally.arrived(request, number - 1, key)
+
+    def response_send(self, t: float, handler: str, client: str, request: str, status: int, body: Any,
+                      replay: bool, key: str | None) -> None:
+        self._tally.responded(handler, request, key, status, body, replay)

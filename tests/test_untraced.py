@@ -2,7 +2,7 @@
 
 Sweeps and explore simulate without a trace: the run keeps only its tally, fed as it goes. Its summary, its
 properties' violations and its sweep measures (`idemsim.measures.of_run`) must be those of the same run with a
-trace, byte for byte, for every shipped story under every design, for random explore schedules, and for the
+trace, byte for byte, and its tally the one the trace gives, for every shipped story under every design, for random explore schedules, and for the
 shipped loads. A run that streams its trace (``stream=``) gives each event once, the same events in the same
 order as a kept trace, and keeps none. The database model's reclaiming of dead row versions
 (`idemsim.db.engine.Database.vacuum`) changes nothing a run shows, even when it runs after every transaction.
@@ -25,6 +25,7 @@ from idemsim.properties import check
 from idemsim.scenario import builtin_names, load, runs, sweep_names
 from idemsim.simulation import simulate
 from idemsim.strategies import schedules
+from idemsim.tally import Tally
 
 STORIES = [story for name in builtin_names() for story in runs(load(name))]
 SHIPPED_DESIGNS = list(SHIPPED)
@@ -43,6 +44,7 @@ def assert_judged_alike(scenario, design, seed=None) -> None:
     assert judged(untraced) == judged(traced)
     assert untraced.tables == traced.tables and untraced.ledger == traced.ledger
     assert untraced.sim_events == traced.sim_events
+    assert untraced.tally == traced.tally == Tally.of(traced.trace)  # fed directly, fed events, replayed
 
 
 class TestWithoutATrace:
