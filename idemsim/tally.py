@@ -3,12 +3,12 @@
 A `Tally` takes every event of a run once, in trace order, and keeps only the facts the summary and the
 properties read: which handler served which request, which writes of the API's connections committed, what
 each handler answered, what was replayed, the longest wait on the index, the attempts per second (what the
-payment processor captured is the run's own ledger, `idemsim.simulation.Run.ledger`, not kept twice). Nothing here re-scans the trace, so a run may keep no trace at all and still be judged
-the same way: with a trace, the simulation gives it each recorded `idemsim.trace.Event` (`observe`); without
-one, it gives it the same facts directly, with no event made at all: the commonest events' (`arrived`,
-`attempt_sent`, `attempt_ended`, `responded`, each a function of what its event says, which is what taking the
-event calls), each statement's (`result`), and the others' (`takes`). `Tally.of` replays a stored trace into a
-fresh tally.
+payment processor captured is the run's own ledger, `idemsim.simulation.Run.ledger`, not kept twice). Nothing
+here re-scans the trace, so a run may keep no trace at all and still be judged the same way: with a trace, the
+simulation gives it each recorded `idemsim.trace.Event` (`observe`); without one, it gives it the same facts
+directly, with no event made at all: the commonest events' (`arrived`, `attempt_sent`, `attempt_ended`,
+`responded`, each a function of what its event says, which is what taking the event calls), each statement's
+(`result`), and the others' (`takes`). `Tally.of` replays a stored trace into a fresh tally.
 
 Guarantees: the tally depends only on the events' order and contents, so a tally fed live, one fed without a
 trace and one replayed from the stored trace are equal; connections of background processes (``reaper``,
