@@ -13,14 +13,14 @@ way, a server whose only idempotency is a dict lookup, the same timeouts, retrie
 database, no checks. Both run in the same process, one after the other, so their ratio is measured under the
 same conditions; each is timed with `time.perf_counter` around the run alone (the full model's includes its
 summary and properties), and its memory is the process's peak resident set (``ru_maxrss``) after it ran, the
-bare model first (it needs less, so the full model's peak is its own), both after the same imports. With
-``--repeat``, each model's fastest run counts, and ``pair_ratios`` gives the ratio of each pair run one after the
-other: on a shared machine, their spread is what one ratio is good to. Options measure the other figures of
-issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a fresh process), ``--gc`` (the
-share of the time the garbage collector takes), ``--profile`` (where the time goes), ``--json-memory``
-(``idemsim run --format json`` at 5,000 and 20,000 operations), ``--text`` (text output against JSON, per
-event) and ``--cli`` (``idemsim run lost-response`` against a bare typer + rich command). See
-docs/performance.md.
+bare model first (it needs less, so the full model's peak is its own), both after the same imports. They run
+``--repeat`` times in turn (3 unless told), each model's fastest run counts, and ``pair_ratios`` gives the ratio
+of each pair run one after the other: on a shared machine, their spread is what one ratio is good to. Options
+measure the other figures of issue 13: ``--scaling`` (cost and memory per payment from 1k to N, each size in a
+fresh process), ``--gc`` (the share of the time the garbage collector takes), ``--profile`` (where the time
+goes), ``--json-memory`` (``idemsim run --format json`` at 5,000 and 20,000 operations), ``--text`` (text
+output against JSON, per event) and ``--cli`` (``idemsim run lost-response`` against a bare typer + rich
+command). See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -433,7 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=10000, help="payments (default 10000)")
     parser.add_argument("--arrivals", choices=ARRIVALS, default="poisson", help="how payments arrive")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each model; the fastest counts")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of each model, in turn; the fastest counts (default 3: on a shared machine "
+                             "other work only ever slows a run)")
     parser.add_argument("--format", choices=("json", "text"), default="json")
     parser.add_argument("--scaling", type=int, nargs="*", metavar="N",
                         help="also the comparison at these sizes (default: 1000 10000), each in a fresh process, "

@@ -225,7 +225,7 @@ class _Groups:
     (the item itself while it is alone), not in a dict entry and a tuple: 17 bytes an operation (with its
     `sizes` byte) instead of about 100."""
 
-    __slots__ = ("_held", "_order", "sizes")
+    __slots__ = ("_held", "_order", "sizes", "_several")
 
     def __init__(self, count: int) -> None:
         self._held: list = [None] * (count + 2)
@@ -235,6 +235,8 @@ class _Groups:
         operation, without a call for each)."""
         self._order: list[int | None] = []
         """The operations with items, in the order of their first items."""
+        self._several: dict[int | None, tuple] | None = None
+        """`several`, once asked (the groups are complete before any property reads them)."""
 
     def _of(self, op: int | None):
         """What is held for ``op``: None, its item, or its items (`_Several`)."""
@@ -252,10 +254,17 @@ class _Groups:
 
     def several(self) -> dict[int | None, tuple]:
         """The operations with more than one item (few: the others are not looked at again), with their items,
-        in order."""
-        held, none = self._held, len(self._held) - 1
-        return {op: items for op in self._order
-                if type(items := held[none if op is None else op]) is _Several}
+        in order (found once: four properties ask)."""
+        if self._several is None:
+            held, none = self._held, len(self._held) - 1
+            self._several = {op: items for op in self._order
+                             if type(items := held[none if op is None else op]) is _Several}
+        return self._several
+
+    def missing_from(self, other: "_Groups") -> list[int | None]:
+        """The operations with items here and none in ``other``, in order."""
+        sizes = other.sizes
+        return [op for op in self._order if not sizes[-1 if op is None else op]]
 
     def __getitem__(self, op: int | None) -> tuple:
         return self.get(op)
@@ -381,8 +390,8 @@ def ledger_agrees(run) -> list[Violation]:
     out = []
     # none, or one of each: they pair (by request, else in order), nothing is left over; the others are
     # the operations with several of either, or with one of one and none of the other
-    unpaired = {*charged.several(), *captured.several(), *(op for op in charged if not captured.count(op)),
-                *(op for op in captured if not charged.count(op))}
+    unpaired = {*charged.several(), *captured.several(), *charged.missing_from(captured),
+                *captured.missing_from(charged)}
     for op in sorted(unpaired):
         rows, caps = charged.get(op, ()), captured.get(op, ())
         rows, caps = list(rows), list(caps)

@@ -73,6 +73,18 @@ class TestGroups:
         assert [groups.count(op) for op in (None, 1, 2, 3, 4, 99)] == [1, 1, 1, 3, 0, 0]
         assert groups.get(4) == () and groups.get(99, None) is None
         assert list(groups.sizes) == [0, 1, 1, 2, 0, 1]  # by number (0 unused), None's last: none, one, several
+        assert groups.several() == {3: (("a", 3), ("c", 3), ("f", 3))} and groups.several() is groups.several()
+
+    def test_missing_from_names_the_operations_with_items_only_here(self):
+        """``a.missing_from(b)``: the operations with items in ``a`` and none in ``b``, in ``a``'s order."""
+        from types import SimpleNamespace
+
+        from idemsim.properties import _grouped
+
+        run = SimpleNamespace(operations=[None] * 4)
+        a = _grouped(run, [("a", 3), ("b", None), ("c", 1), ("d", 4)], lambda item: item[1])
+        b = _grouped(run, [("e", 1), ("f", 2)], lambda item: item[1])
+        assert a.missing_from(b) == [3, None, 4] and b.missing_from(a) == [2]
 
 
 class TestEachProperty:
