@@ -12,8 +12,7 @@ the model takes the documented choice (`Database.wake_order`).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import inspect
 
@@ -60,10 +59,9 @@ LOCK_TIMEOUT_MAX_MS = 2**31 - 1
 """The largest `lock_timeout` PostgreSQL accepts, milliseconds; a larger one fails with 22023."""
 
 
-@dataclass(slots=True)
-class Result:
-    """How one statement ended: the spec's result fields, plus what the model can tell beyond them. Read it;
-    never change it."""
+class Result(NamedTuple):
+    """How one statement ended: the spec's result fields, plus what the model can tell beyond them (a named
+    tuple: every statement makes one, and `Connection.statement` makes it the quick way)."""
 
     rows: int | None
     row: dict | None
@@ -134,6 +132,9 @@ class _Statement:
     def sql(self) -> str:
         return sql_for(self.op, self.fields)
 
+
+_new = tuple.__new__
+"""`Result` made without its ``__new__`` (a call less for every statement)."""
 
 _NOTHING_RUN = _Statement("", {})
 """What a statement that reads and writes no table (``begin``, ``commit``, …) or fails before it does took and
@@ -477,7 +478,7 @@ class Connection:
         if spec is None:
             raise ValueError(f"unknown op {op!r}; allowed: {', '.join(OPS)}")
         names = fields.keys()
-        if not (spec[0] <= names and names <= spec[1]):
+        if not (names == spec[1] or names == spec[0] or spec[0] <= names <= spec[1]):  # (all, or the required)
             required, optional = OPS[op]
             missing = [name for name in required if name not in fields]
             unknown = [name for name in fields if name not in required + optional]
@@ -530,7 +531,7 @@ class Connection:
         except SqlError as failure:
             rows, row, error = None, None, failure.sqlstate
         blocked_by = stmt.blocked_by
-        result = Result(rows, row, error, stmt.id, stmt.waited, tuple(blocked_by) if blocked_by else ())
+        result = _new(Result, (rows, row, error, stmt.id, stmt.waited, tuple(blocked_by) if blocked_by else ()))
         if db.on_result is not None:
             db.on_result(self.name, op, fields, result)
         elif db.on_event is not None:
