@@ -25,18 +25,6 @@ WINDOW = 1.0
 
 
 @dataclass(slots=True)
-class CommittedWrite:
-    """An ``insert_charge`` or ``complete_key`` whose transaction committed (or will, when its block does)."""
-
-    op: str
-    conn: str
-    """The connection (handler ``api#N`` or a background process) that wrote it."""
-    id: int | None
-    rows: int | None
-    key: str | None
-
-
-@dataclass(slots=True)
 class CommittedCharge:
     """An ``insert_charge`` whose transaction committed: what the properties read of it."""
 
@@ -98,7 +86,8 @@ class Tally:
     _waiting: set = field(default_factory=set)
     _sent: dict = field(default_factory=dict)
     _blocks: dict[str, list] = field(default_factory=dict)
-    """Per connection with an open ``begin`` block: [failed, pending writes]."""
+    """Per connection with an open ``begin`` block: [failed, its writes that count once it commits], each write
+    a `CommittedCharge` (an ``insert_charge``) or the key of a row-changing ``complete_key``."""
 
     @classmethod
     def of(cls, events) -> "Tally":
@@ -215,26 +204,34 @@ class Tally:
             if block is not None:
                 if op == "commit" and error is None and not block[0]:
                     for write in block[1]:
-                        self._committed(write)
+                        if type(write) is CommittedCharge:
+                            self.committed.append(write)
+                        else:
+                            self._completed(conn, write)
                 del self._blocks[conn]
         elif error is not None:
             if block is not None:
                 block[0] = True
-        elif op == "insert_charge" or op == "complete_key":
-            write = CommittedWrite(op, conn, result.id, result.rows, fields.get("key"))
+        elif op == "insert_charge":
+            charge = CommittedCharge(conn, result.id, fields.get("key"))
             if block is not None:
-                block[1].append(write)
+                block[1].append(charge)
             else:
-                self._committed(write)
+                self.committed.append(charge)
+        elif op == "complete_key" and result.rows:
+            if block is not None:
+                block[1].append(fields.get("key"))
+            else:
+                self._completed(conn, fields.get("key"))
 
-    def _committed(self, w: CommittedWrite) -> None:
-        if w.op == "insert_charge":
-            self.committed.append(CommittedCharge(w.conn, w.id, w.key))
-        elif w.rows:  # a row-changing complete_key: its writer's answer may be the key's first stored one
-            key = w.key if w.key is not None else self.key_of(w.conn)
-            if key not in self.stored:
-                self.completers.setdefault(key, []).append(w.conn)
-                self._settle(key)
+    def _completed(self, conn: str, key: str | None) -> None:
+        """A row-changing ``complete_key`` of ``conn`` committed: its writer's answer may be the key's first
+        stored one."""
+        if key is None:
+            key = self.key_of(conn)
+        if key not in self.stored:
+            self.completers.setdefault(key, []).append(conn)
+            self._settle(key)
 
     def _answered(self, handler: str, key: str | None, status: int, body: Any) -> None:
         """``handler`` answered a request for ``key`` itself (not a replay)."""
