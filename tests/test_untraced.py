@@ -4,8 +4,9 @@ Sweeps and explore simulate without a trace: the run keeps only its tally, fed a
 properties' violations and its sweep measures (`idemsim.measures.of_run`) must be those of the same run with a
 trace, byte for byte, and its tally the one the trace gives, for every shipped story under every design, for
 random explore schedules, and for the shipped loads. A run that streams its trace (``stream=``) gives each event
-once, the same events in the same order as a kept trace, and keeps none. The database model's reclaiming of dead row versions
-(`idemsim.db.engine.Database.vacuum`) changes nothing a run shows, even when it runs after every transaction.
+once, the same events in the same order as a kept trace, and keeps none. The database model's reclaiming of
+dead row versions (`idemsim.db.engine.Database.vacuum`) changes nothing a run shows, even when it runs after every
+transaction.
 """
 
 from __future__ import annotations
