@@ -130,7 +130,8 @@ class TestCompare:
         """`python -m idemsim.db.cli compare article-wait-commit` shows the ≈4 s wait on both sides and agrees.
 
         PostgreSQL's side is timed by the wall clock of a shared machine, where a stall longer than the spec's
-        tolerance (0.1 s) makes a run disagree on a step's timing alone (seen once in CI, under load): the
+        tolerance (0.1 s) makes a run disagree on a step's timing alone (seen in CI: every COMMIT took 0.12 s,
+        before the runner's sessions committed asynchronously, `idemsim.db.postgres.SESSION_OPTIONS`): the
         measurement is taken up to three times. A wrong model disagrees every time."""
         for _ in range(3):
             out = subprocess.run([sys.executable, "-m", "idemsim.db.cli", "compare", "article-wait-commit",
