@@ -178,6 +178,18 @@ class TestRefusedValuesAgree:
         assert [v.postgres["error"] for v in comparison.steps] == [None, None, "22023", "25P02", None]
         assert comparison.agrees
 
+    def test_a_session_starts_with_the_stated_settings_and_commits_asynchronously(self, postgres_dsn):
+        """Each session of a run has PostgreSQL's defaults, stated, and ``synchronous_commit`` off: a COMMIT does
+        not wait for the disk, which the model does not have."""
+        from idemsim.db.postgres import SESSION_OPTIONS
+
+        with connect(postgres_dsn, options=SESSION_OPTIONS) as conn:
+            shown = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in (
+                "deadlock_timeout", "lock_timeout", "statement_timeout", "default_transaction_isolation",
+                "synchronous_commit")}
+        assert shown == {"deadlock_timeout": "1s", "lock_timeout": "0", "statement_timeout": "0",
+                         "default_transaction_isolation": "read committed", "synchronous_commit": "off"}
+
     def test_a_client_that_refuses_a_nul_still_lets_the_server_answer(self, postgres_dsn, monkeypatch):
         """Should psycopg refuse a text with a NUL itself, the runner sends what libpq would (cut at the NUL)."""
         import psycopg
