@@ -26,7 +26,8 @@ WINDOW = 1.0
 
 @dataclass(slots=True)
 class CommittedCharge:
-    """An ``insert_charge`` whose transaction committed: what the properties read of it."""
+    """An ``insert_charge`` whose transaction committed (or, while its block is open, pending in `Tally._blocks`):
+    what the properties read of it."""
 
     conn: str
     """The connection (handler ``api#N`` or a background process) that wrote it."""
