@@ -51,3 +51,92 @@ class TestBench:
         assert bench.main(["-n", "200", "--format", "text", "--profile"]) == 0
         out = capsys.readouterr().out
         assert "full model" in out and "bare SimPy" in out and "ratio" in out and "database model" in out
+        assert "~:0(" not in out and " at 0x" not in out  # a built-in by its name alone
+
+
+# A document as `python -m idemsim.bench -n 100000 --scaling 1000 10000 --gc --json-memory --text --cli` writes it
+# (figures of a run on 2026-12-01, the profile cut short).
+MEASURED = {
+    "payments": 100000, "seconds": 10.59, "events": 1729258, "events_per_payment": 17.29, "payments_per_s": 9442.9,
+    "us_per_payment": 105.9, "us_per_event": 6.12, "ok": 99633, "charges": 99992, "violations": 2,
+    "peak_rss_mib": 226.6, "arrivals": "poisson", "repeat": 3, "ratio": 0.384, "pair_ratios": [0.384, 0.371, 0.35],
+    "bare": {"payments": 100000, "seconds": 4.07, "events": 1692000, "events_per_payment": 16.92,
+             "payments_per_s": 24570.0, "us_per_payment": 40.7, "us_per_event": 2.41, "ok": 99700,
+             "peak_rss_mib": 141.0},
+    "scaling": {"sizes": [
+        {"payments": 1000, "us_per_payment": 85.4, "bare_us_per_payment": 29.5, "peak_rss_mib": 35.3,
+         "bare_peak_rss_mib": 33.9, "ratio": 0.345},
+        {"payments": 10000, "us_per_payment": 93.3, "bare_us_per_payment": 32.2, "peak_rss_mib": 52.8,
+         "bare_peak_rss_mib": 43.6, "ratio": 0.345},
+        {"payments": 100000, "us_per_payment": 105.9, "bare_us_per_payment": 40.7, "peak_rss_mib": 226.6,
+         "bare_peak_rss_mib": 141.0, "ratio": 0.384}],
+        "growth": {"from": 1000, "to": 100000, "cost_per_payment": 1.24, "bare_cost_per_payment": 1.38,
+                   "memory_from": 10000, "kib_per_payment": 1.98, "bare_kib_per_payment": 1.11}},
+    "gc": {"seconds": 10.59, "seconds_without_gc": 10.36, "share": 0.022},
+    "json_memory": {"runs": [{"operations": 5000, "seconds": 6.2, "peak_rss_mib": 59.1},
+                             {"operations": 20000, "seconds": 24.1, "peak_rss_mib": 85.3}], "ratio": 1.44},
+    "text": {"operations": 5000, "events": 89415, "json": {"seconds": 6.36, "us_per_event": 71.11},
+             "text": {"seconds": 1.2, "us_per_event": 13.43}, "text_full": {"seconds": 4.15, "us_per_event": 46.43},
+             "text_full_vs_json": 0.65},
+    "cli": {"idemsim_s": 0.285, "bare_s": 0.22, "ratio": 1.29, "idemsim_cpu_s": 0.27, "bare_cpu_s": 0.21,
+            "cpu_ratio": 1.3},
+    "profile": {"seconds": 0.565, "areas": {area: 0.1 for area in bench.AREAS}, "functions": [
+        {"function": "idemsim/db/engine.py:474(statement)", "calls_per_payment": 5.92, "share": 0.082},
+        {"function": "<method 'get' of 'dict' objects>", "calls_per_payment": 33.68, "share": 0.013},
+        {"function": "idemsim/a/module/with/a/very/long/path/that/does/not/fit.py:1(function)",
+         "calls_per_payment": 1.0, "share": 0.01}]},
+}
+
+
+class TestTargets:
+    def test_each_target_is_judged_against_the_issues_limit(self):
+        """The ratio at 10,000 and 100,000 payments (at least 0.33), the cost growth (at most the bare model's),
+        the memory growth (at most 2 KiB a payment), JSON's memory (1.5×), text (1×) and the CLI (1.3×)."""
+        verdicts = [(v["target"], v["measured"], v["limit"], v["met"]) for v in bench.targets(MEASURED)]
+        assert verdicts == [
+            ("full ÷ bare payments/s at 10,000", 0.345, 0.33, True),
+            ("full ÷ bare payments/s at 100,000", 0.384, 0.33, True),
+            ("cost growth 1,000→100,000 (limit: bare's)", 1.24, 1.38, True),
+            ("memory growth 10,000→100,000, KiB/payment", 1.98, 2.0, True),
+            ("run --format json peak, 20,000 ÷ 5,000", 1.44, 1.5, True),
+            ("text --full ÷ JSON time per event", 0.65, 1.0, True),
+            ("run lost-response ÷ bare typer + rich", 1.29, 1.3, True)]
+
+    def test_a_figure_past_its_limit_is_not_met(self):
+        """A ratio under 0.33 and a memory growth over 2 KiB a payment are each reported as not met."""
+        doc = {**MEASURED, "ratio": 0.329, "scaling": {**MEASURED["scaling"], "growth": {
+            **MEASURED["scaling"]["growth"], "kib_per_payment": 2.01}}}
+        missed = [v["target"] for v in bench.targets(doc) if not v["met"]]
+        assert missed == ["full ÷ bare payments/s at 100,000", "memory growth 10,000→100,000, KiB/payment"]
+
+    def test_a_run_smaller_than_the_targets_sizes_is_not_judged(self, capsys):
+        """Below 10,000 payments no ratio is judged, and a growth that stops short of 100,000 is not either."""
+        assert bench.main(["-n", "300", "--repeat", "1"]) == 0
+        assert json.loads(capsys.readouterr().out)["targets"] == []
+        sizes = MEASURED["scaling"]["sizes"][:1]
+        small = {**MEASURED, "payments": 5000, "scaling": {"sizes": sizes, "growth": bench.growth(sizes)}}
+        assert [v["target"] for v in bench.targets(small)] == ["run --format json peak, 20,000 ÷ 5,000",
+                                                               "text --full ÷ JSON time per event",
+                                                               "run lost-response ÷ bare typer + rich"]
+
+    def test_the_text_shows_every_figure_in_tables_within_80_columns(self):
+        """No JSON in the text: the scaling table, the collector, the profile, the commands, then the targets."""
+        lines = bench.text({**MEASURED, "targets": bench.targets(MEASURED)}).splitlines()
+        assert max(len(line) for line in lines) <= 80 and not any("{" in line for line in lines)
+        assert "     1,000      85.4      29.5      35.3      33.9     0.345" in lines
+        assert "cost per payment from 1,000 to 100,000: 1.24× (bare 1.38×)" in lines
+        assert "memory from 10,000 to 100,000: 1.98 KiB a payment (bare 1.11)" in lines
+        assert "garbage collector: 2.2% of the full model's time (10.59 s, 10.36 s without)" in lines
+        assert "5,000 operations 59.1 MiB, 20,000 operations 85.3 MiB (1.44×)" in lines
+        assert "JSON 71.11, text 13.43, text --full 46.43 (0.65× JSON)" in lines
+        assert "(1.29×; CPU time 1.3×)" in lines
+        assert any(line.startswith("  …") for line in lines)  # a long function name is cut at its start
+        assert lines[-8:] == [
+            "target (issue 13)                               measured     limit",
+            "full ÷ bare payments/s at 10,000                   0.345    ≥ 0.33  met",
+            "full ÷ bare payments/s at 100,000                  0.384    ≥ 0.33  met",
+            "cost growth 1,000→100,000 (limit: bare's)           1.24    ≤ 1.38  met",
+            "memory growth 10,000→100,000, KiB/payment           1.98       ≤ 2  met",
+            "run --format json peak, 20,000 ÷ 5,000              1.44     ≤ 1.5  met",
+            "text --full ÷ JSON time per event                   0.65       ≤ 1  met",
+            "run lost-response ÷ bare typer + rich               1.29     ≤ 1.3  met"]
