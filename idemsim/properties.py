@@ -35,6 +35,7 @@ The properties, each with its name in `PROPERTIES`:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Callable, NamedTuple
 
 
@@ -146,7 +147,7 @@ def _derive_charges(run) -> list[_Charge]:
 def _committed_in_id_order(run) -> list:
     """The tally's committed charges (`idemsim.tally.CommittedCharge`), in id order. Raises `AssertionError` if
     they and the ``charges`` table disagree (a simulator bug)."""
-    committed = sorted(run.tally.committed, key=lambda w: w.id)
+    committed = sorted(run.tally.committed, key=attrgetter("id"))
     table = run.tables["charges"]
     assert len(committed) == len(table), (
         f"the trace shows {len(committed)} committed charges, the charges table {len(table)}")

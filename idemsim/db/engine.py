@@ -351,19 +351,19 @@ class Database:
         load's dead versions are reclaimed a few thousand versions after they die, at a cost per version
         written that does not grow with the table."""
         horizon = self.horizon()
-        removed: set[int] = set()
-        """The ids of the versions reclaimed."""
+        removed: dict[int, RowVersion] = {}
+        """The versions reclaimed, by id."""
 
         def keep(v: RowVersion) -> bool:
             xmin = v.xmin
             if xmin.state == ABORTED:
-                removed.add(id(v))
+                removed[id(v)] = v
                 return False
             xmax = v.xmax
             if xmax is not None:
                 if xmax.state == COMMITTED:
                     if xmax.commit_seq <= horizon:
-                        removed.add(id(v))
+                        removed[id(v)] = v
                         return False
                 elif xmax.state == ABORTED:
                     v.xmax = v.successor = None
@@ -382,7 +382,7 @@ class Database:
             versions[start:] = [v for v in tail if keep(v)]  # (in place: the settled versions are not touched)
             if table == KEYS and removed:
                 by_key = self.versions_by_key
-                for key in {v.values["key"] for v in tail if id(v) in removed}:
+                for key in {v.values["key"] for v in removed.values()}:  # (all of KEYS': it is vacuumed first)
                     rest = [v for v in self.key_versions(key) if id(v) not in removed]
                     by_key[key] = rest[0] if len(rest) == 1 else tuple(rest)
             end = len(versions)
