@@ -30,6 +30,7 @@ from .api import Api
 from .checks import summarize
 from .client import Client, OperationResult, TokenBucket, make_key
 from .db.engine import Database, DbEvent
+from .designs import SHIPPED
 from .errors import InputError, Message
 from .faults import FaultPlan
 from .fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
@@ -241,7 +242,7 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
     ``max_time`` bounds the simulated time (default: the bound the scenario was validated against, else
     `MAX_SIMULATED_SECONDS`), ``max_events`` the events (default `MAX_EVENTS`, plus `EVENTS_PER_ATTEMPT` for
     each attempt the clients may make); a run that would pass either raises `InputError`."""
-    with collector.quiet():
+    with collector.quiet(model_only=stream is None and (design or scenario.design) in SHIPPED):
         return _simulate(scenario, design, seed, trace, stream, max_time, max_events)
 
 
