@@ -34,9 +34,12 @@ The properties, each with its name in `PROPERTIES`:
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
-from operator import attrgetter
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
+
+if TYPE_CHECKING:
+    from .tally import CommittedCharges
 
 
 @dataclass(frozen=True)
@@ -144,10 +147,10 @@ def _derive_charges(run) -> list[_Charge]:
     return out
 
 
-def _committed_in_id_order(run) -> list:
-    """The tally's committed charges (`idemsim.tally.CommittedCharge`), in id order. Raises `AssertionError` if
+def _committed_in_id_order(run) -> CommittedCharges:
+    """The tally's committed charges (`idemsim.tally.CommittedCharges`), in id order. Raises `AssertionError` if
     they and the ``charges`` table disagree (a simulator bug)."""
-    committed = sorted(run.tally.committed, key=attrgetter("id"))
+    committed = run.tally.committed
     table = run.tables["charges"]
     assert len(committed) == len(table), (
         f"the trace shows {len(committed)} committed charges, the charges table {len(table)}")
@@ -200,20 +203,26 @@ def _not_charging(run) -> frozenset[int]:
         if not (operation.method == "POST" and operation.path == "/charges")))
 
 
-def _grouped(run, items, logical_of: Callable[[Any], int | None]) -> "_Groups":
-    """Items by logical operation, in order; only operations with items appear."""
-    out = _Groups(len(run.operations))
-    held, order, sizes, none = out._held, out._order, out.sizes, len(out._held) - 1
-    for item in items:
+def _grouped(run, items: Sequence, logical_of: Callable[[Any], int | None], read: Iterable | None = None
+             ) -> "_Groups":
+    """Items by logical operation, in order; only operations with items appear. ``logical_of`` is given each
+    item, or each of what ``read`` gives (what it needs of each item, item by item, read without making it)."""
+    out = _Groups(items, len(run.operations))
+    held, order, sizes, more, none = out._held, out._order, out.sizes, out._more, len(out._held) - 1
+    for position, item in enumerate(items if read is None else read):
         op = logical_of(item)
         i = none if op is None else op
         before = held[i]
-        if before is None:
-            held[i] = item
+        if not before:
+            held[i] = position + 1
             order.append(op)
             sizes[i] = 1
         else:
-            held[i] = _Several((*before, item) if type(before) is _Several else (before, item))
+            if before > 0:
+                held[i] = -1
+                more[op] = [before - 1, position]
+            else:
+                more[op].append(position)
             sizes[i] = 2
     return out
 
@@ -222,44 +231,51 @@ class _Groups:
     """Items by logical operation (1 to ``count``, or None): a read-only mapping of each operation with items to
     its items (a tuple), in the order of their first items, as a dict built item by item would be.
 
-    A load groups an item or two per payment, nearly all alone: each operation's items are kept in a list slot
-    (the item itself while it is alone), not in a dict entry and a tuple: 17 bytes an operation (with its
-    `sizes` byte) instead of about 100."""
+    A load groups an item or two per payment, nearly all alone: each operation's item is kept as its position in
+    the sequence grouped (a machine integer in an array; the positions of an operation with several in a dict),
+    and read from it when asked. The groups then hold no object per item, and items that are made when read
+    (the committed charges, `idemsim.tally.CommittedCharges`) are made only for the few operations a property
+    reports: 17 bytes an operation (with its `sizes` byte) instead of about 100 for a dict entry and a tuple."""
 
-    __slots__ = ("_held", "_order", "sizes", "_several")
+    __slots__ = ("_items", "_held", "_more", "_order", "sizes", "_several")
 
-    def __init__(self, count: int) -> None:
-        self._held: list = [None] * (count + 2)
-        """Per operation (its number; None's at the end), its item, or its items (`_Several`), or None."""
+    def __init__(self, items: Sequence, count: int) -> None:
+        self._items = items
+        self._held = array("q", (0,)) * (count + 2)
+        """Per operation (its number; None's at the end), 0 for no item, its item's position + 1, or -1 for
+        several (their positions are in `_more`)."""
+        self._more: dict[int | None, list[int]] = {}
+        """The positions of the items of each operation with more than one."""
+        self._order: list[int | None] = []
+        """The operations with items, in the order of their first items."""
         self.sizes = bytearray(count + 2)
         """Per operation number, 0, 1 or 2: no item, one, or more than one (what a property reads of every
         operation, without a call for each)."""
-        self._order: list[int | None] = []
-        """The operations with items, in the order of their first items."""
         self._several: dict[int | None, tuple] | None = None
         """`several`, once asked (the groups are complete before any property reads them)."""
 
-    def _of(self, op: int | None):
-        """What is held for ``op``: None, its item, or its items (`_Several`)."""
+    def _positions(self, op: int | None) -> tuple | list:
+        """The positions of ``op``'s items."""
         held = self._held
-        return held[-1] if op is None else held[op] if 0 < op < len(held) - 1 else None
+        i = len(held) - 1 if op is None else op if 0 < op < len(held) - 1 else None
+        at = 0 if i is None else held[i]
+        return () if at == 0 else (at - 1,) if at > 0 else self._more[op]
 
     def get(self, op: int | None, default: tuple = ()) -> tuple:
-        held = self._of(op)
-        return default if held is None else held if type(held) is _Several else (held,)
+        positions = self._positions(op)
+        items = self._items
+        return tuple(items[p] for p in positions) if positions else default
 
     def count(self, op: int | None) -> int:
         """How many items ``op`` has."""
-        held = self._of(op)
-        return 0 if held is None else len(held) if type(held) is _Several else 1
+        return len(self._positions(op))
 
     def several(self) -> dict[int | None, tuple]:
         """The operations with more than one item (few: the others are not looked at again), with their items,
         in order (found once: four properties ask)."""
         if self._several is None:
-            held, none = self._held, len(self._held) - 1
-            self._several = {op: items for op in self._order
-                             if type(items := held[none if op is None else op]) is _Several}
+            more = self._more  # (an operation's first item's position orders it as `_order` does)
+            self._several = {op: self.get(op) for op in sorted(more, key=lambda op: more[op][0])}
         return self._several
 
     def missing_from(self, other: "_Groups") -> list[int | None]:
@@ -280,15 +296,10 @@ class _Groups:
         return ((op, self.get(op)) for op in self._order)
 
 
-class _Several(tuple):
-    """The items of an operation that has more than one (an item may itself be a tuple)."""
-
-    __slots__ = ()
-
-
 # The properties group the run's own records, not the tuples of `_charges` and `_captures` (the public readings):
-# a load's facts are then its groups alone. A charge is the tally's `CommittedCharge` (its handler ``conn``, its
-# request `Tally.request_of`), a capture the ledger's `idemsim.processor.Capture` (its ``t`` unrounded).
+# a load's facts are then its groups alone. A charge is the tally's `CommittedCharge`, made when read (its handler
+# ``conn``, its request `Tally.request_of`), a capture the ledger's `idemsim.processor.Capture` (its ``t``
+# unrounded).
 def _charged(run) -> "_Groups":
     return _once(run, "charged", _derive_charged)
 
@@ -296,7 +307,9 @@ def _charged(run) -> "_Groups":
 def _derive_charged(run) -> "_Groups":
     tally = run.tally
     logical = _logical(run)
-    return _grouped(run, _committed_in_id_order(run), lambda w: logical(tally.op_of(w.conn, w.key)))
+    committed = _committed_in_id_order(run)
+    return _grouped(run, committed, lambda conn_key: logical(tally.op_of(*conn_key)),
+                    zip(committed.conns, committed.keys))
 
 
 def _captured(run) -> "_Groups":

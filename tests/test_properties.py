@@ -87,6 +87,26 @@ class TestGroups:
         assert a.missing_from(b) == [3, None, 4] and b.missing_from(a) == [2]
 
 
+class TestCommittedCharges:
+    def test_charges_committed_out_of_id_order_read_in_id_order(self):
+        """The tally keeps committed charges by id, whatever order their transactions committed in, and reads each
+        as a `CommittedCharge`."""
+        from idemsim.tally import CommittedCharge, CommittedCharges
+
+        committed = CommittedCharges()
+        for conn, id, key in (("api#1", 2, "k1"), ("api#2", 5, "k2"), ("api#3", 3, None), ("completer", 9, "k3"),
+                              ("api#4", 1, "k4")):
+            committed.add(conn, id, key)
+        assert list(committed) == [CommittedCharge("api#4", 1, "k4"), CommittedCharge("api#1", 2, "k1"),
+                                   CommittedCharge("api#3", 3, None), CommittedCharge("api#2", 5, "k2"),
+                                   CommittedCharge("completer", 9, "k3")]
+        assert len(committed) == 5 and committed[2] == CommittedCharge("api#3", 3, None)
+        other = CommittedCharges()
+        for charge in reversed(list(committed)):
+            other.add(charge.conn, charge.id, charge.key)
+        assert other == committed and other != CommittedCharges()
+
+
 class TestEachProperty:
     def test_a_clean_same_tx_run_breaks_nothing(self):
         """A lost response under same-tx is answered from the record: every property holds."""
