@@ -46,6 +46,16 @@ class TestBench:
             0.1, 4, 0.05, 2.0, "proportional", "per-operation")
         assert s.design == "same-tx" and s.arrivals.count == 10
 
+    def test_scaling_compares_every_size_in_a_fresh_process_the_last_one_too(self, capsys):
+        """--scaling runs each size, -n's too, in a process of its own, so that their peaks compare; the figures at
+        the top are -n's process's, and the growth is read from the first size to the last."""
+        assert bench.main(["-n", "200", "--repeat", "1", "--scaling", "100"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        rows = doc["scaling"]["sizes"]
+        assert [row["payments"] for row in rows] == [100, 200] and rows[1] == bench._scaling_row(doc)
+        assert (doc["scaling"]["growth"]["from"], doc["scaling"]["growth"]["to"]) == (100, 200)
+        assert doc["targets"] == []  # smaller than the sizes the targets are set at
+
     def test_text_and_the_profile(self, capsys):
         """--format text prints the table; --profile groups the time by area and names the costliest functions."""
         assert bench.main(["-n", "200", "--format", "text", "--profile"]) == 0
