@@ -410,7 +410,7 @@ app()
 '''
 
 
-def cli_speed(repeat: int = 5) -> dict[str, Any]:
+def cli_speed(repeat: int = 15) -> dict[str, Any]:
     """``idemsim run lost-response`` against a bare typer + rich command that prints one table: the median
     wall time of ``repeat`` runs of each, each a fresh process, and the median CPU time (user + system, from
     ``wait4``), which other work on the machine disturbs less than the wall time."""

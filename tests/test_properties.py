@@ -53,6 +53,24 @@ class TestCommittedCharges:
         run = run_with("check-then-insert", Duplicate(at=0.0))
         assert [(c["op"], c["logical"]) for c in committed_charges(run)] == [(1, 1), (2, 1)]
 
+    def test_charges_committed_out_of_id_order_read_in_id_order(self):
+        """The tally keeps committed charges by id, whatever order their transactions committed in, and reads each
+        as a `CommittedCharge`."""
+        from idemsim.tally import CommittedCharge, CommittedCharges
+
+        committed = CommittedCharges()
+        for conn, id, key in (("api#1", 2, "k1"), ("api#2", 5, "k2"), ("api#3", 3, None), ("completer", 9, "k3"),
+                              ("api#4", 1, "k4")):
+            committed.add(conn, id, key)
+        assert list(committed) == [CommittedCharge("api#4", 1, "k4"), CommittedCharge("api#1", 2, "k1"),
+                                   CommittedCharge("api#3", 3, None), CommittedCharge("api#2", 5, "k2"),
+                                   CommittedCharge("completer", 9, "k3")]
+        assert len(committed) == 5 and committed[2] == CommittedCharge("api#3", 3, None)
+        other = CommittedCharges()
+        for charge in reversed(list(committed)):
+            other.add(charge.conn, charge.id, charge.key)
+        assert other == committed and other != CommittedCharges()
+
 
 class TestGroups:
     def test_groups_read_as_the_dict_made_item_by_item(self):
@@ -85,26 +103,6 @@ class TestGroups:
         a = _grouped(run, [("a", 3), ("b", None), ("c", 1), ("d", 4)], lambda item: item[1])
         b = _grouped(run, [("e", 1), ("f", 2)], lambda item: item[1])
         assert a.missing_from(b) == [3, None, 4] and b.missing_from(a) == [2]
-
-
-class TestCommittedCharges:
-    def test_charges_committed_out_of_id_order_read_in_id_order(self):
-        """The tally keeps committed charges by id, whatever order their transactions committed in, and reads each
-        as a `CommittedCharge`."""
-        from idemsim.tally import CommittedCharge, CommittedCharges
-
-        committed = CommittedCharges()
-        for conn, id, key in (("api#1", 2, "k1"), ("api#2", 5, "k2"), ("api#3", 3, None), ("completer", 9, "k3"),
-                              ("api#4", 1, "k4")):
-            committed.add(conn, id, key)
-        assert list(committed) == [CommittedCharge("api#4", 1, "k4"), CommittedCharge("api#1", 2, "k1"),
-                                   CommittedCharge("api#3", 3, None), CommittedCharge("api#2", 5, "k2"),
-                                   CommittedCharge("completer", 9, "k3")]
-        assert len(committed) == 5 and committed[2] == CommittedCharge("api#3", 3, None)
-        other = CommittedCharges()
-        for charge in reversed(list(committed)):
-            other.add(charge.conn, charge.id, charge.key)
-        assert other == committed and other != CommittedCharges()
 
 
 class TestEachProperty:
