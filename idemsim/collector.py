@@ -6,8 +6,8 @@ share of them (row versions, the tally, the clients' results). Python's cyclic c
 thresholds, examines the youngest objects every 700 allocations and, as the heap grows, the older generations
 again and again: in a load that is a tenth to a fifth of the run's time, and it finds nothing the model made
 (reference counting frees everything the model lets go of as it goes; `tests/test_untraced.py` checks that the
-cyclic garbage of a run does not grow with its length). Even examined once each, on their way to the oldest
-generation, the objects a load keeps cost 4-5 % of its time.
+cyclic garbage of a run does not grow with its length). Even examined only once each, by the few collections a
+slowed collector still makes, the objects a load keeps cost 3-5 % of its time.
 
 `quiet` raises the first threshold to `THRESHOLD` (and the others to `OLDER`) for the duration of a run, so that
 the collector runs a hundred times less often and seldom over the older generations, and restores the

@@ -336,11 +336,9 @@ class Tally:
 
     def op_of(self, conn: str, key: str | None) -> int | None:
         """The client process a write or capture is for: its handler's request, else its key's first sender."""
-        i = _handler_index(conn)  # (`request_of` and `op_of_request`, inline: the properties ask once an item)
-        if i is not None and i < len(self.handler_requests):
-            request = self.handler_requests[i]
-            if request is not None:
-                return int(request.split(".", 1)[0]) if request else None
+        request = self.request_of(conn)
+        if request is not None:
+            return self.op_of_request(request)
         return self.key_op.get(key) if key is not None else None
 
     def first_stored(self) -> dict[str | None, tuple[int, Any]]:
