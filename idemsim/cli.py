@@ -35,7 +35,7 @@ from rich.console import Console
 
 from . import __version__
 from .commandline import LANG_OPTION, LANGUAGE, Lang, OneLineUsage, choose_language as _lang, user_errors
-from .errors import InputError
+from .errors import InputError, os_reason
 from .printable import one_line, safe
 
 app = typer.Typer(
@@ -461,7 +461,7 @@ def _write_atomically(path: str, text: str) -> None:
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except OSError as error:
-        raise InputError("err.cannot_write", file=path, reason=error.strerror) from None
+        raise InputError("err.cannot_write", file=path, reason=os_reason(error)) from None
 
 
 @contextmanager
@@ -614,7 +614,7 @@ def main() -> None:
         from .commandline import error_line
         from .errors import Message
 
-        print(error_line(Message("err.stdout", reason=guarded.error.strerror), LANGUAGE["now"]), file=sys.stderr)
+        print(error_line(Message("err.stdout", reason=os_reason(guarded.error)), LANGUAGE["now"]), file=sys.stderr)
         sys.exit(2)
     _skip_final_collection()
     sys.exit(code)

@@ -14,6 +14,7 @@ Anything else escaping the CLI is a bug in idemsim.
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 
@@ -65,6 +66,17 @@ def choices(expected: str) -> Message | str:
     Japanese."""
     items, sep, last = expected.rpartition(" or ")
     return Message("err.choices", items=items, last=last) if sep else expected
+
+
+def os_reason(error: OSError) -> Message | str:
+    """Why the system refused (an `OSError`), as words of the catalogue when it has them (``os.ENOENT``: the
+    system's own English, and Japanese), else the system's own words."""
+    from .i18n import MESSAGES
+
+    name = errno.errorcode.get(error.errno or 0)
+    if name is not None and f"os.{name}" in MESSAGES:
+        return Message(f"os.{name}")
+    return error.strerror or str(error)
 
 
 def _message(id: str, fields: dict[str, Any]) -> Message:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, os_reason
 from .faults import CRASH_POINTS, Crash, Duplicate, LoseMessage
 from .properties import Violation, check
 from .scenario import Scenario, apply_sets, deep_merge, load, validate
@@ -455,7 +455,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as e:
-        raise InputError("err.cannot_write", file=f"--save {path}", reason=e.strerror) from None
+        raise InputError("err.cannot_write", file=f"--save {path}", reason=os_reason(e)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -465,7 +465,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
         os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
-        raise InputError("err.cannot_write", file=f"--save {path}", reason=e.strerror) from None
+        raise InputError("err.cannot_write", file=f"--save {path}", reason=os_reason(e)) from None
     replay = simulate(load(str(target), max_time=cx.run.scenario._max_time))
     if replay.trace.to_json() != cx.run.trace.to_json():
         raise RuntimeError(f"{target}: the saved counterexample does not replay the same run")
@@ -580,7 +580,8 @@ def verdict_lines(result: Exploration, lang: str = "en") -> list[str]:
     if cx is None:
         names = ", ".join(result.properties or PROPERTIES)
         if result.mode == "exhaustive":
-            every = "ex.every_property" if len(result.properties or PROPERTIES) == len(PROPERTIES) else "ex.every_judged"
+            judged_all = len(result.properties or PROPERTIES) == len(PROPERTIES)
+            every = "ex.every_property" if judged_all else "ex.every_judged"
             return [t("ex.proved", lang, every=t(every, lang), names=names)]
         return [t("ex.none_found", lang, n=result.examples, names=names)]
     n = len(cx.faults)

@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, Message
+from .errors import InputError, Message, os_reason
 from .fields import MAX_NESTING, dotted, first_problem
 from .printable import shorten, shown
 
@@ -49,7 +49,7 @@ def file_kind(path: Path) -> str | None:
     except OSError as e:
         if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
             return None
-        raise InputError("err.cannot_read", file=label(path), reason=e.strerror) from None
+        raise InputError("err.cannot_read", file=label(path), reason=os_reason(e)) from None
     return next((kind for test, kind in _KINDS if test(mode)), "a special file")
 
 
@@ -78,7 +78,7 @@ def read_text(path: Path, what: Message = SCENARIO_FILE) -> str:
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise InputError("err.cannot_read", file=label(path), reason=e.strerror) from None
+        raise InputError("err.cannot_read", file=label(path), reason=os_reason(e)) from None
     return decode(raw, label(path), what)
 
 

@@ -130,6 +130,21 @@ class TestEveryErrorComesFromTheCatalogue:
                    and re.search(r"""f?["']error: """, path.read_text(encoding="utf-8"))]
         assert written == []
 
+    def test_the_systems_reasons_are_its_own_english_and_japanese(self):
+        """A reason the system gives (an `OSError`) is said in its own English words (C's strerror), and in Japanese;
+        one the catalogue lacks stays the system's words."""
+        import errno
+
+        from idemsim.errors import os_reason
+
+        for name in (m[3:] for m in MESSAGES if m.startswith("os.")):
+            code = getattr(errno, name)
+            reason = os_reason(OSError(code, os.strerror(code)))
+            assert reason.said("en") == os.strerror(code) and reason.said("ja") == MESSAGES[f"os.{name}"]["ja"]
+        assert os_reason(OSError(errno.EXDEV, "Invalid cross-device link")) == "Invalid cross-device link"
+        error = InputError("err.cannot_read", file="x.toml", reason=os_reason(FileNotFoundError(errno.ENOENT, "")))
+        assert error.message.said("ja") == "x.toml: 読めません: そのようなファイルやディレクトリはありません"
+
     def test_an_error_keeps_its_message_across_processes(self):
         """A pickled error (a sweep's worker) comes back with its message id and fields, in either language."""
         error = pickle.loads(pickle.dumps(InputError("err.no_such_file", file="x.toml")))

@@ -498,6 +498,15 @@ class TestStandardOutput:
         assert done.returncode == 2
         assert done.stderr == "error: cannot write to standard output: No space left on device\n"
 
+    @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+    def test_the_systems_reason_is_said_in_the_commands_language(self):
+        """Under IDEMSIM_LANG=ja the line is Japanese through to the system's reason, not its English words."""
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([*idemsim_command(), "run", "lost-response"], stdout=full, stderr=subprocess.PIPE,
+                                  text=True, timeout=60, env={**os.environ, "IDEMSIM_LANG": "ja"})
+        assert done.returncode == 2
+        assert done.stderr == "エラー: 標準出力に書き込めません: デバイスに空き領域がありません\n"
+
     def test_a_closed_standard_output_is_one_line(self):
         """`idemsim run … >&-`: Python has no sys.stdout at all; still one line, exit 2."""
         done = subprocess.run([*idemsim_command(), "run", "lost-response"], stderr=subprocess.PIPE, text=True,

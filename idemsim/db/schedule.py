@@ -21,7 +21,7 @@ import simpy
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from idemsim.db.engine import OPS, Connection, Database, DbEvent, Result, arrival_order
-from idemsim.errors import InputError, Message, choices
+from idemsim.errors import InputError, Message, choices, os_reason
 from idemsim.fields import is_unicode
 from idemsim.paths import scenarios_dir
 from idemsim.readers import kind_said
@@ -244,7 +244,7 @@ def load(name_or_path: str | Path) -> Schedule:
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise InputError("err.cannot_read", file=str(path), reason=error.strerror) from None
+        raise InputError("err.cannot_read", file=str(path), reason=os_reason(error)) from None
     text = _decode(path, raw)
     try:
         data = json.loads(text)
