@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -98,12 +99,56 @@ def decode(raw: bytes, source: str | Message, what: Message = SCENARIO_FILE) -> 
     return text
 
 
+_TOML_AT = re.compile(r"(?s)(.*) \(at (?:line (\d+), column (\d+)|end of document)\)")
+_TOML_REASONS = [(re.compile(pattern), id) for pattern, id in (
+    (r"Cannot overwrite a value", "toml.overwrite"),
+    (r"Escaped character is not a Unicode scalar value", "toml.scalar"),
+    (r"Expected '=' after a key in a key/value pair", "toml.equals"),
+    (r"Expected '\]' at the end of a table declaration", "toml.table_end"),
+    (r"Expected '\]\]' at the end of an array declaration", "toml.array_end"),
+    (r"Expected newline or end of document after a statement", "toml.newline"),
+    (r"Invalid date or datetime", "toml.date"),
+    (r"Invalid hex value", "toml.hex"),
+    (r"Invalid initial character for a key part", "toml.key_start"),
+    (r"Invalid statement", "toml.statement"),
+    (r"Invalid value", "toml.value"),
+    (r"Unclosed array", "toml.unclosed_array"),
+    (r"Unclosed inline table", "toml.unclosed_table"),
+    (r"Unescaped '\\' in a string", "toml.backslash"),
+    (r"Unterminated string", "toml.unterminated"),
+    (r"Cannot declare (?P<key>.+) twice", "toml.twice"),
+    (r"Cannot mutate immutable namespace (?P<key>.+)", "toml.immutable"),
+    (r"Cannot redefine namespace (?P<key>.+)", "toml.redefine"),
+    (r"Duplicate inline table key (?P<key>.+)", "toml.duplicate"),
+    (r"Expected (?P<what>.+)", "toml.expected"),
+    (r"Found invalid character (?P<char>.+)", "toml.found"),
+    (r"Illegal character (?P<char>.+)", "toml.illegal"),
+)]
+"""tomllib's reasons (Python 3.11's parser), each with its message of the catalogue, the general ones last."""
+
+
+def toml_reason(error: Exception) -> Message | str:
+    """Why TOML's parser refused a document, as words of the catalogue (its own English, and Japanese) with where
+    it stopped; a reason the catalogue lacks (another version of the parser) stays the parser's words."""
+    said = str(error)
+    at = _TOML_AT.fullmatch(said)
+    if at is None:
+        return said
+    for pattern, id in _TOML_REASONS:
+        found = pattern.fullmatch(at[1])
+        if found:
+            reason = Message(id, **found.groupdict())
+            return Message("toml.at", reason=reason, line=at[2], column=at[3]) if at[2] else \
+                Message("toml.at_end", reason=reason)
+    return said
+
+
 def parse_toml(text: str, source: str | Message) -> dict[str, Any]:
     """The TOML document in ``text``, checked by `check_document`."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise InputError("err.not_toml", file=source, reason=str(e)) from None
+        raise InputError("err.not_toml", file=source, reason=toml_reason(e)) from None
     except RecursionError:
         raise InputError("err.too_deep", file=source, n=MAX_NESTING) from None
     except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)

@@ -145,6 +145,37 @@ class TestEveryErrorComesFromTheCatalogue:
         error = InputError("err.cannot_read", file="x.toml", reason=os_reason(FileNotFoundError(errno.ENOENT, "")))
         assert error.message.said("ja") == "x.toml: 読めません: そのようなファイルやディレクトリはありません"
 
+    @pytest.mark.parametrize("document, japanese", [
+        ("title = \n", "正しくない値です（1 行 9 列目）"),
+        ("a = 1\na = 2\n", "値は上書きできません（2 行 6 列目）"),
+        ("x = 'abc\n", "\"'\" が必要です（文書の終わり）"),
+        ("[t\n", "テーブルの宣言の終わりに ']' がありません（1 行 3 列目）"),
+        ("[[t\nx=1", "配列の宣言の終わりに ']]' がありません（1 行 4 列目）"),
+        ("a = [1, 2\n", "配列が閉じていません（文書の終わり）"),
+        ("a = {b = 1\n", "インラインテーブルが閉じていません（1 行 11 列目）"),
+        ("a = \"\\q\"\n", "文字列の中にエスケープされていない '\\' があります（1 行 8 列目）"),
+        ("a = 1 b = 2\n", "文の後には改行か文書の終わりが必要です（1 行 7 列目）"),
+        ("= 1\n", "正しくない文です（1 行 1 列目）"),
+        ("a = \"\\uD800\"\n", "エスケープした文字が Unicode のスカラー値ではありません（1 行 12 列目）"),
+        ("a = {b = 1, b = 2}\n", "インラインテーブルのキー 'b' が重複しています（1 行 18 列目）"),
+        ("a = \"x\x01\"\n", "使えない文字 '\\x01' です（1 行 7 列目）"),
+        ("[a]\nb=1\n[a]\n", "('a',) は二度宣言できません（3 行 3 列目）"),
+        ("a = {b=1}\na.c = 2\n", "変更できない名前空間 ('a',) は変更できません（2 行 8 列目）"),
+        ("x = 'a\nb'\n", "使えない文字 '\\n' があります（1 行 7 列目）"),
+        ('"\\u00"=1', "16 進の値が正しくありません（1 行 4 列目）"),
+    ])
+    def test_the_toml_parsers_reasons_are_its_own_english_and_japanese(self, document, japanese):
+        """A reason TOML's parser gives is said in its own English words, where it stopped included, and in
+        Japanese."""
+        import tomllib
+
+        from idemsim.readers import toml_reason
+
+        with pytest.raises(tomllib.TOMLDecodeError) as refused:
+            tomllib.loads(document)
+        reason = toml_reason(refused.value)
+        assert reason.said("en") == str(refused.value) and reason.said("ja") == japanese
+
     def test_an_error_keeps_its_message_across_processes(self):
         """A pickled error (a sweep's worker) comes back with its message id and fields, in either language."""
         error = pickle.loads(pickle.dumps(InputError("err.no_such_file", file="x.toml")))
@@ -225,10 +256,11 @@ class TestCommonErrorsInJapanese:
         assert line.startswith(f"エラー: {bad}: 不明な項目 'client.timout'。使える項目: timeout, max_attempts")
 
     def test_a_file_that_is_not_toml_is_named(self, cli, tmp_path):
-        """A file that is not TOML is named; the parser's own words follow."""
+        """A file that is not TOML is named; the parser's reason follows, in Japanese, with where it stopped."""
         bad = tmp_path / "bad.toml"
         bad.write_text("title = \n", encoding="utf-8")
-        assert japanese_line(cli("run", bad, "--lang", "ja")).startswith(f"エラー: {bad}: TOML として正しくありません: ")
+        assert japanese_line(cli("run", bad, "--lang", "ja")) == (
+            f"エラー: {bad}: TOML として正しくありません: 正しくない値です（1 行 9 列目）")
 
     def test_a_sweep_with_nothing_to_vary_says_what_to_give(self, cli):
         """`idemsim sweep lost-response --lang ja` has no grid: it says to give --vary."""
