@@ -306,6 +306,27 @@ class TestCommonErrorsInJapanese:
                                     "\"snapshot\" は使えません。使える値: 'read committed', 'repeatable read', "
                                     "'serializable'")
 
+    def test_a_schedule_that_is_not_json_says_why_in_japanese(self, tmp_path):
+        """`idemsim db run` of a file that is not JSON names the file and says where the parser stopped, and
+        why, in Japanese; each reason of the parser is its own English in English."""
+        import json
+
+        from typer.testing import CliRunner
+
+        from idemsim.db.cli import app
+        from idemsim.db.schedule import json_reason
+
+        path = tmp_path / "bad.json"
+        path.write_text('{"version": 1 "sessions": {}}')
+        result = CliRunner().invoke(app, ["run", str(path), "--lang", "ja"])
+        assert japanese_line(result) == (f"エラー: {path}: JSON として正しくありません: 区切りの ',' がありません"
+                                         "（1 行 15 列目、先頭から 14 文字）")
+        for document in ("", "{", '{"a" 1}', '"abc', '"a\x01"', '"\\q"', '"\\u00zz"', '{"a": 1} x'):
+            with pytest.raises(json.JSONDecodeError) as refused:
+                json.loads(document)
+            reason = json_reason(refused.value)
+            assert reason.said("en") == str(refused.value) and "（" in reason.said("ja")
+
     def test_english_stays_the_default(self, cli):
         """Without --lang or IDEMSIM_LANG the same error is English, as before."""
         result = cli("run", "lost-response", "--design", "magic")
