@@ -35,14 +35,14 @@ def _seen(statuses: list, named: dict[int, list]) -> list:
     return seen
 
 
-def summarize(run, keys: tuple[int, int]) -> dict[str, Any]:
-    """The run's summary; ``keys``: the key records left, and how many of them are in progress
-    (`idemsim.db.engine.Database.key_counts`)."""
+def summarize(run) -> dict[str, Any]:
+    """The run's summary."""
     tally = run.tally
     replays = len(tally.replays)
     violations = check_properties(run)
     forget_facts(run)  # a load's are as big as the lists below: not both at once
-    keys_held, keys_in_progress = keys
+    key_rows = run.tables["idempotency_keys"]  # (the committed key records left)
+    keys_held, keys_in_progress = len(key_rows), sum(row["status"] == "in_progress" for row in key_rows)
     clients = [operation.client for operation in shapes(run.scenario.operations)]
     named: dict[int, list] = {}
     operations = [_Operation(

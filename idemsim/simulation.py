@@ -354,7 +354,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
         env.run(until=env.now + horizon + 1e-9)
         settle()
     state = {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}
-    fired, ledger, events, keys = list(plan.fired), list(processor.ledger), env.events, db.key_counts()
+    fired, ledger, events = list(plan.fired), list(processor.ledger), env.events
     kept = trace if isinstance(trace, Trace) else None
     # The run is over: its pending timers, and with them the model (handlers, the API), are let go
     # before the tables and the summary are made, and the database once the tables are, so that the peak of
@@ -364,7 +364,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     tables = db.take_tables()
     del db
     run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)
-    run.summary = summarize(run, keys)
+    run.summary = summarize(run)
     return run
 
 
