@@ -770,7 +770,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "err.db.no_schedule": {"en": "{name}: no such file, and no shipped schedule of that name (`idemsim db list` shows them)",
                            "ja": "{name}: そのファイルも、その名前の同梱スケジュールもありません（`idemsim db list` で一覧できます）"},
     "err.db.not_json": {"en": "{file}: not valid JSON: {reason}", "ja": "{file}: JSON として正しくありません: {reason}"},
-    # Why JSON's parser refused a document (`idemsim.db.schedule.json_reason`): its own English, and Japanese.
+    # Why JSON's parser refused a document (`idemsim.readers.json_reason`): its own English, and Japanese.
     "json.at": {"en": "{reason}: line {line} column {column} (char {char})",
                 "ja": "{reason}（{line} 行 {column} 列目、先頭から {char} 文字）"},
     "json.value": {"en": "Expecting value", "ja": "値がありません"},

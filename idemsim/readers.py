@@ -18,11 +18,14 @@ import re
 import stat
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Message, os_reason
 from .fields import MAX_NESTING, dotted, first_problem
 from .printable import shorten, shown
+
+if TYPE_CHECKING:
+    import json
 
 PATH_LENGTH = 120
 """How much of a path an error message shows at most."""
@@ -99,8 +102,8 @@ def decode(raw: bytes, source: str | Message, what: Message = SCENARIO_FILE) -> 
     return text
 
 
-_TOML_AT = re.compile(r"(?s)(.*) \(at (?:line (\d+), column (\d+)|end of document)\)")
-_TOML_REASONS = [(re.compile(pattern), id) for pattern, id in (
+_TOML_AT = r"(?s)(.*) \(at (?:line (\d+), column (\d+)|end of document)\)"
+_TOML_REASONS = (
     (r"Cannot overwrite a value", "toml.overwrite"),
     (r"Escaped character is not a Unicode scalar value", "toml.scalar"),
     (r"Expected '=' after a key in a key/value pair", "toml.equals"),
@@ -123,24 +126,42 @@ _TOML_REASONS = [(re.compile(pattern), id) for pattern, id in (
     (r"Expected (?P<what>.+)", "toml.expected"),
     (r"Found invalid character (?P<char>.+)", "toml.found"),
     (r"Illegal character (?P<char>.+)", "toml.illegal"),
-)]
-"""tomllib's reasons (Python 3.11's parser), each with its message of the catalogue, the general ones last."""
+)
+"""tomllib's reasons (Python 3.11's parser), each with its message of the catalogue, the general ones last (as
+patterns `re` compiles when a document is first refused, not at every start)."""
 
 
 def toml_reason(error: Exception) -> Message | str:
     """Why TOML's parser refused a document, as words of the catalogue (its own English, and Japanese) with where
     it stopped; a reason the catalogue lacks (another version of the parser) stays the parser's words."""
     said = str(error)
-    at = _TOML_AT.fullmatch(said)
+    at = re.fullmatch(_TOML_AT, said)
     if at is None:
         return said
     for pattern, id in _TOML_REASONS:
-        found = pattern.fullmatch(at[1])
+        found = re.fullmatch(pattern, at[1])
         if found:
             reason = Message(id, **found.groupdict())
             return Message("toml.at", reason=reason, line=at[2], column=at[3]) if at[2] else \
                 Message("toml.at_end", reason=reason)
     return said
+
+
+_JSON_REASONS = {"Expecting value": "json.value", "Expecting property name enclosed in double quotes": "json.name",
+                 "Expecting ':' delimiter": "json.colon", "Expecting ',' delimiter": "json.comma",
+                 "Unterminated string starting at": "json.unterminated", "Invalid control character at": "json.control",
+                 "Invalid \\escape": "json.escape", "Invalid \\uXXXX escape": "json.unicode", "Extra data": "json.extra"}
+"""The reasons Python's JSON parser gives, each with its message of the catalogue."""
+
+
+def json_reason(error: json.JSONDecodeError) -> Message | str:
+    """Why JSON's parser refused a document (a schedule file), as words of the catalogue (its own English, and
+    Japanese) with where it stopped; a reason the catalogue lacks (another version of the parser) stays the
+    parser's words."""
+    id = _JSON_REASONS.get(error.msg)
+    if id is None:
+        return str(error)
+    return Message("json.at", reason=Message(id), line=error.lineno, column=error.colno, char=error.pos)
 
 
 def parse_toml(text: str, source: str | Message) -> dict[str, Any]:

@@ -314,7 +314,7 @@ class TestCommonErrorsInJapanese:
         from typer.testing import CliRunner
 
         from idemsim.db.cli import app
-        from idemsim.db.schedule import json_reason
+        from idemsim.readers import json_reason
 
         path = tmp_path / "bad.json"
         path.write_text('{"version": 1 "sessions": {}}')

@@ -24,7 +24,7 @@ from idemsim.db.engine import OPS, Connection, Database, DbEvent, Result, arriva
 from idemsim.errors import InputError, Message, choices, os_reason
 from idemsim.fields import is_unicode
 from idemsim.paths import scenarios_dir
-from idemsim.readers import kind_said
+from idemsim.readers import json_reason, kind_said
 
 Seconds = Annotated[float, Field(ge=0)]
 """A time in seconds, 0 or more."""
@@ -255,22 +255,6 @@ def load(name_or_path: str | Path) -> Schedule:
     except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
         raise InputError("err.db.too_many_digits", file=str(path)) from None
     return parse(data, source=str(path))
-
-
-_JSON_REASONS = {"Expecting value": "json.value", "Expecting property name enclosed in double quotes": "json.name",
-                 "Expecting ':' delimiter": "json.colon", "Expecting ',' delimiter": "json.comma",
-                 "Unterminated string starting at": "json.unterminated", "Invalid control character at": "json.control",
-                 "Invalid \\escape": "json.escape", "Invalid \\uXXXX escape": "json.unicode", "Extra data": "json.extra"}
-"""The reasons Python's JSON parser gives, each with its message of the catalogue."""
-
-
-def json_reason(error: json.JSONDecodeError) -> Message | str:
-    """Why JSON's parser refused a document, as words of the catalogue (its own English, and Japanese) with where
-    it stopped; a reason the catalogue lacks (another version of the parser) stays the parser's words."""
-    id = _JSON_REASONS.get(error.msg)
-    if id is None:
-        return str(error)
-    return Message("json.at", reason=Message(id), line=error.lineno, column=error.colno, char=error.pos)
 
 
 def _decode(path: Path, raw: bytes) -> str:
