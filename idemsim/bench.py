@@ -439,8 +439,16 @@ def _medians(values: dict[str, list[float]]) -> dict[str, float]:
 
 
 # -- the command ------------------------------------------------------------------------------------------------
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code 2, as every idemsim command's is (``--help`` still
+    shows the usage)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m idemsim.bench", description=__doc__.split("\n\n")[0])
+    parser = _OneLineErrors(prog="python -m idemsim.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=10000, help="payments (default 10000)")
     parser.add_argument("--arrivals", choices=ARRIVALS, default="poisson", help="how payments arrive")
     parser.add_argument("--seed", type=int, default=1)

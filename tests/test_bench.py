@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from idemsim import bench
 
 
@@ -96,6 +98,17 @@ MEASURED = {
         {"function": "idemsim/a/module/with/a/very/long/path/that/does/not/fit.py:1(function)",
          "calls_per_payment": 1.0, "share": 0.01}]},
 }
+
+
+class TestUsage:
+    def test_a_bad_option_is_one_line_and_exit_2(self, capsys):
+        """A value the benchmark refuses, or one argparse cannot read, is one line on stderr and exit code 2."""
+        for argv, says in ((["-n", "0"], "-n and --repeat must be at least 1"),
+                           (["--arrivals", "bursty"], "argument --arrivals: invalid choice: 'bursty'")):
+            with pytest.raises(SystemExit) as exited:
+                bench.main(argv)
+            err = capsys.readouterr().err
+            assert exited.value.code == 2 and err.count("\n") == 1 and says in err, err
 
 
 class TestTargets:
