@@ -1,8 +1,8 @@
 """Regenerate docs/catalogue.md from the simulator: ``python docs/make_catalogue.py``.
 
-Every shipped scenario (`idemsim.scenario.builtin_names`), grouped as ``idemsim list`` groups them (the groups
+Every shipped scenario (`idemsim.scenario.schema.builtin_names`), grouped as ``idemsim list`` groups them (the groups
 follow the article's order), with its title, summary, story, lesson and variants, and the Mermaid sequence
-diagram of its main story under its own design and seed (`idemsim.simulation.Run.mermaid`). Nothing is
+diagram of its main story under its own design and seed (`idemsim.runners.simulation.Run.mermaid`). Nothing is
 written by hand: ``tests/test_notebooks.py`` checks that the file is exactly what `render` returns now.
 """
 
@@ -37,8 +37,8 @@ def _anchor(name: str) -> str:
 
 def render() -> str:
     """The whole catalogue, as Markdown."""
-    from idemsim.scenario import builtin_names, load
-    from idemsim.simulation import simulate
+    from idemsim.scenario.schema import builtin_names, load
+    from idemsim.runners.simulation import simulate
 
     groups: dict[str, list] = {}
     for name in builtin_names():

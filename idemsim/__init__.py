@@ -23,7 +23,7 @@ __all__ = ["__version__", "run", "load_scenario", "simulate", "sweep", "register
 
 def load_scenario(name_or_path: str, sets: list[str] | None = None):
     """A built-in scenario by name, or a scenario file, validated (see ``docs/scenarios.md``)."""
-    from .scenario import load
+    from .scenario.schema import load
 
     return load(name_or_path, sets)
 
@@ -31,7 +31,7 @@ def load_scenario(name_or_path: str, sets: list[str] | None = None):
 def simulate(scenario, design: str | None = None, seed: int | None = None, trace: bool = True):
     """Run a loaded scenario once; returns a `Run` with ``trace`` and ``summary`` (``trace=False``: no trace,
     the same summary)."""
-    from .simulation import simulate as _simulate
+    from .runners.simulation import simulate as _simulate
 
     return _simulate(scenario, design, seed, trace)
 
@@ -42,47 +42,47 @@ def run(name_or_path: str, design: str | None = None, seed: int | None = None, s
     ``idemsim run NAME [--variant V] [--design D] [--seed S] [--set …]`` does."""
     scenario = load_scenario(name_or_path, sets)
     if variant is not None:
-        from .scenario import variant as pick
+        from .scenario.schema import variant as pick
 
         scenario = pick(scenario, variant, sets)
     return simulate(scenario, design, seed)
 
 
 def records(result):
-    """A `Run`'s trace, a sweep's rows or a comparison's rows as plain dicts, one per row (`idemsim.rows`)."""
-    from .rows import records as rows
+    """A `Run`'s trace, a sweep's rows or a comparison's rows as plain dicts, one per row (`idemsim.runners.rows`)."""
+    from .runners.rows import records as rows
 
     return rows(result)
 
 
 def dataframe(result):
     """``records(result)`` as a pandas DataFrame; needs the extra: ``pip install 'idemsim[pandas]'``."""
-    from .rows import dataframe as frame
+    from .runners.rows import dataframe as frame
 
     return frame(result)
 
 
 def register_design(name: str, handler, **options):
-    """Make ``handler`` a design named ``name`` (see `idemsim.designs.register_design` and docs/designs.md)."""
-    from .designs import register_design as register
+    """Make ``handler`` a design named ``name`` (see `idemsim.model.designs.register_design` and docs/designs.md)."""
+    from .model.designs import register_design as register
 
     return register(name, handler, **options)
 
 
 def design(**options):
     """Mark a handler function with how to register it (points, completer …); see docs/designs.md."""
-    from .designs import design as mark
+    from .model.designs import design as mark
 
     return mark(**options)
 
 
 def __getattr__(name: str):
-    if name == "sweep":  # a module you can call: idemsim.sweep("loss", …), and idemsim.sweep.run(…)
+    if name in ("sweep", "explore"):  # idemsim.sweep("loss", …) (a module you can call), idemsim.explore.search
         import importlib
 
-        return importlib.import_module(".sweep", __name__)
+        return importlib.import_module(f".runners.{name}", __name__)
     if name == "DESIGNS":
-        from .designs import DESIGNS
+        from .model.designs import DESIGNS
 
         return DESIGNS
     raise AttributeError(name)

@@ -71,15 +71,15 @@ def scenario_raw(n: int, arrivals: str = "poisson", seed: int = 1) -> dict[str, 
 
 
 def scenario(n: int, arrivals: str = "poisson", seed: int = 1):
-    """The bench's load, validated (`idemsim.scenario.Scenario`)."""
-    from .scenario import validate
+    """The bench's load, validated (`idemsim.scenario.schema.Scenario`)."""
+    from .scenario.schema import validate
 
     return validate(scenario_raw(n, arrivals, seed), "idemsim.bench")
 
 
 def run_full(n: int, arrivals: str = "poisson", seed: int = 1) -> dict[str, Any]:
     """N payments through the full model, without a trace: its wall time, events and outcomes."""
-    from .simulation import simulate
+    from .runners.simulation import simulate
 
     story = scenario(n, arrivals, seed)
     start = time.perf_counter()
@@ -180,7 +180,7 @@ def compare(n: int, arrivals: str = "poisson", seed: int = 1, repeat: int = 1) -
     """The bare model, then the full one, ``repeat`` times in turn; each model's fastest run, the memory each
     reached on its first run, and the ratio of each pair run one after the other (``pair_ratios``: on a shared
     machine their spread is what a ratio taken in one run is good to)."""
-    from . import simulation  # noqa: F401 (imported before either model runs: both start from the same memory)
+    from .runners import simulation  # noqa: F401 (imported before either model runs: both start from the same memory)
 
     scenario(n, arrivals, seed)
     bare_runs, full_runs = [], []
@@ -256,19 +256,19 @@ def _area(path: str, name: str) -> str:
     """Where a function's own time counts in the profile's summary."""
     path = path.replace(os.sep, "/")
     if "/simpy/" in path or name in ("<built-in method _heapq.heappop>", "<built-in method _heapq.heappush>") \
-            or path.endswith(("idemsim/waits.py", "idemsim/collector.py")) \
-            or (path.endswith("idemsim/simulation.py") and name in ("run", "step", "one_ended", "_one_after_another")):
+            or path.endswith(("idemsim/kernel/waits.py", "idemsim/kernel/collector.py")) \
+            or (path.endswith("idemsim/runners/simulation.py") and name in ("run", "step", "one_ended", "_one_after_another")):
         return "SimPy and the event loop"
     if "/idemsim/db/" in path:
         return "database model"
-    if path.endswith(("idemsim/designs.py", "idemsim/api.py", "idemsim/http.py")):
+    if path.endswith(("idemsim/model/designs.py", "idemsim/model/api.py", "idemsim/base/http.py")):
         return "handlers and designs"
-    if path.endswith(("idemsim/client.py", "idemsim/network.py", "idemsim/processor.py", "idemsim/faults.py")):
+    if path.endswith(("idemsim/model/client.py", "idemsim/model/network.py", "idemsim/model/processor.py", "idemsim/model/faults.py")):
         return "client, network, processor"
-    if path.endswith(("idemsim/tally.py", "idemsim/checks.py", "idemsim/properties.py", "idemsim/trace.py",
-                      "idemsim/measures.py")) or (path.endswith("idemsim/simulation.py") and name == "record"):
+    if path.endswith(("idemsim/judge/tally.py", "idemsim/judge/summary.py", "idemsim/judge/properties.py", "idemsim/model/trace.py",
+                      "idemsim/judge/measures.py")) or (path.endswith("idemsim/runners/simulation.py") and name == "record"):
         return "tally, summary, properties"
-    if path.endswith(("idemsim/simulation.py", "idemsim/scenario.py")) or "/pydantic" in path:
+    if path.endswith(("idemsim/runners/simulation.py", "idemsim/scenario/schema.py")) or "/pydantic" in path:
         return "set-up"
     return "builtins"
 
@@ -280,7 +280,7 @@ def profile(n: int, arrivals: str, seed: int, top: int = 20) -> dict[str, Any]:
     import pstats
 
     story = scenario(n, arrivals, seed)
-    from .simulation import simulate
+    from .runners.simulation import simulate
 
     profiler = cProfile.Profile()
     profiler.enable()
@@ -345,7 +345,7 @@ def _idemsim() -> list[str]:
     import shutil
 
     script = shutil.which("idemsim", path=os.path.dirname(sys.executable))
-    return [script] if script else [sys.executable, "-c", "from idemsim.cli import main; main()"]
+    return [script] if script else [sys.executable, "-c", "from idemsim.cli.app import main; main()"]
 
 
 def json_memory(small: int = 5000, large: int = 20000) -> dict[str, Any]:
@@ -376,8 +376,8 @@ def text_speed(n: int = 5000) -> dict[str, Any]:
 
 
 def _trace_events(path: str) -> int:
-    from .scenario import load
-    from .simulation import simulate
+    from .scenario.schema import load
+    from .runners.simulation import simulate
 
     count = 0
 

@@ -23,7 +23,7 @@ settings.load_profile(os.environ.get("IDEMSIM_HYPOTHESIS_PROFILE",
 @pytest.fixture
 def cli():
     """``cli("run", "lost-response")``: invoke idemsim in-process; arguments may be paths."""
-    from idemsim.cli import app
+    from idemsim.cli.app import app
 
     runner = CliRunner()
 

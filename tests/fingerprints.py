@@ -54,7 +54,7 @@ def stories():
     try:
         from idemsim import scenario_names, stories_of
     except ImportError:  # the layout before the house issue
-        from idemsim.scenario import builtin_names as scenario_names, runs as stories_of
+        from idemsim.scenario.schema import builtin_names as scenario_names, runs as stories_of
     for name in scenario_names():
         scenario = idemsim.load_scenario(name)
         for story in stories_of(scenario):

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from idemsim.db.postgres import PostgresUnavailable, default_dsn, server_version
+from idemsim.proof.postgres import PostgresUnavailable, default_dsn, server_version
 
 
 @pytest.fixture(scope="session")

@@ -93,7 +93,7 @@ MEASURED = {
     "cli": {"idemsim_s": 0.285, "bare_s": 0.22, "ratio": 1.29, "idemsim_cpu_s": 0.27, "bare_cpu_s": 0.21,
             "cpu_ratio": 1.3},
     "profile": {"seconds": 0.565, "areas": {area: 0.1 for area in bench.AREAS}, "functions": [
-        {"function": "idemsim/db/engine.py:474(statement)", "calls_per_payment": 5.92, "share": 0.082},
+        {"function": "idemsim/model/db/engine.py:474(statement)", "calls_per_payment": 5.92, "share": 0.082},
         {"function": "<method 'get' of 'dict' objects>", "calls_per_payment": 33.68, "share": 0.013},
         {"function": "idemsim/a/module/with/a/very/long/path/that/does/not/fit.py:1(function)",
          "calls_per_payment": 1.0, "share": 0.01}]},

@@ -133,7 +133,7 @@ def test_version(cli):
 def test_the_installed_command_runs_from_another_directory(tmp_path):
     """The console script finds the built-in scenarios from any working directory."""
     exe = Path(sys.executable).with_name("idemsim")
-    command = [str(exe)] if exe.exists() else [sys.executable, "-c", "from idemsim.cli import main; main()"]
+    command = [str(exe)] if exe.exists() else [sys.executable, "-c", "from idemsim.cli.app import main; main()"]
     done = subprocess.run([*command, "run", "lost-response", "--format", "json"], cwd=tmp_path,
                           capture_output=True, text=True, env={**os.environ, "COLUMNS": "120"}, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -142,7 +142,7 @@ def test_the_installed_command_runs_from_another_directory(tmp_path):
 
 def test_run_imports_neither_matplotlib_hypothesis_nor_psycopg():
     """`idemsim run` starts without the heavy libraries."""
-    code = ("import sys\nfrom idemsim.cli import main\nsys.argv = ['idemsim', 'run', 'lost-response']\n"
+    code = ("import sys\nfrom idemsim.cli.app import main\nsys.argv = ['idemsim', 'run', 'lost-response']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('matplotlib', 'hypothesis', 'psycopg') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -4,11 +4,11 @@ import random
 
 import simpy
 
-from idemsim.client import Client, ClientConfig, Operation, RetryPolicy
-from idemsim.faults import FaultPlan
-from idemsim.http import Response
-from idemsim.network import Latency, Link, Network
-from idemsim.trace import Trace
+from idemsim.model.client import Client, ClientConfig, Operation, RetryPolicy
+from idemsim.model.faults import FaultPlan
+from idemsim.base.http import Response
+from idemsim.model.network import Latency, Link, Network
+from idemsim.model.trace import Trace
 
 NO_LATENCY = Link(latency=Latency(seconds=0.0))
 

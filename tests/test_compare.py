@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from idemsim.compare import compare, option_differences
-from idemsim.designs import DESIGNS
-from idemsim.scenario import builtin_names, load, runs
+from idemsim.runners.compare import compare, option_differences
+from idemsim.model.designs import DESIGNS
+from idemsim.scenario.schema import builtin_names, load, runs
 
 
 def by_label(comparison):

@@ -12,9 +12,9 @@ import pytest
 from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
 from typer.testing import CliRunner
 
-from idemsim.db import postgres
-from idemsim.db.cli import app
-from idemsim.db.schedule import load, run_on_model, shipped
+from idemsim.proof import postgres
+from idemsim.cli.db import app
+from idemsim.proof.schedule import load, run_on_model, shipped
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:9/test"
 
@@ -127,8 +127,8 @@ class TestCompare:
 
     @pytest.mark.postgres
     def test_the_articles_wait_from_both_sides_as_a_real_process(self, postgres_dsn):
-        """`python -m idemsim.db.cli compare article-wait-commit` shows the ≈4 s wait on both sides and agrees."""
-        out = subprocess.run([sys.executable, "-m", "idemsim.db.cli", "compare", "article-wait-commit",
+        """`python -m idemsim.cli.db compare article-wait-commit` shows the ≈4 s wait on both sides and agrees."""
+        out = subprocess.run([sys.executable, "-m", "idemsim.cli.db", "compare", "article-wait-commit",
                               "--postgres", postgres_dsn], capture_output=True, text=True, env={"COLUMNS": "200",
                               "PATH": "/usr/bin:/bin"}, timeout=60)
         assert out.returncode == 0, out.stdout + out.stderr  # (the table says which step disagreed, and why)

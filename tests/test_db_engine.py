@@ -8,9 +8,9 @@ from __future__ import annotations
 import simpy
 import pytest
 
-from idemsim.db.compare import model_runs
-from idemsim.db.engine import Database, DbEvent, Result
-from idemsim.db.schedule import ModelRun, parse, run_on_model
+from idemsim.proof.agreement import model_runs
+from idemsim.model.db.engine import Database, DbEvent, Result
+from idemsim.proof.schedule import ModelRun, parse, run_on_model
 
 # -- schedule shorthand ---------------------------------------------------------------------------------------------
 

@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
 
-from idemsim.db.compare import compare, racy_instants
-from idemsim.db.postgres import PostgresRun, PostgresUnavailable, connect, run_postgres, run_on_postgres
-from idemsim.db.schedule import ModelRun, Schedule, load, parse, run_on_model, shipped
+from idemsim.proof.agreement import compare, racy_instants
+from idemsim.proof.postgres import PostgresRun, PostgresUnavailable, connect, run_postgres, run_on_postgres
+from idemsim.proof.schedule import ModelRun, Schedule, load, parse, run_on_model, shipped
 
 SCALE = 0.1
 PARALLEL = 10
@@ -181,7 +181,7 @@ class TestRefusedValuesAgree:
     def test_a_session_starts_with_the_stated_settings_and_commits_asynchronously(self, postgres_dsn):
         """Each session of a run has PostgreSQL's defaults, stated, and ``synchronous_commit`` off: a COMMIT does
         not wait for the disk, which the model does not have."""
-        from idemsim.db.postgres import SESSION_OPTIONS
+        from idemsim.proof.postgres import SESSION_OPTIONS
 
         with connect(postgres_dsn, options=SESSION_OPTIONS) as conn:
             shown = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in (
@@ -194,7 +194,7 @@ class TestRefusedValuesAgree:
         """Should psycopg refuse a text with a NUL itself, the runner sends what libpq would (cut at the NUL)."""
         import psycopg
 
-        from idemsim.db import postgres
+        from idemsim.proof import postgres
 
         sent = postgres._statement
 
@@ -225,8 +225,8 @@ class TestUnavailable:
 
     def test_the_model_side_never_imports_psycopg(self):
         """Running a schedule on the model (and loading the db CLI) does not import psycopg."""
-        code = ("import sys, idemsim.db.cli, idemsim.db.render, idemsim.db.compare; "
-                "from idemsim.db.schedule import load, run_on_model; run_on_model(load('article-wait-commit')); "
+        code = ("import sys, idemsim.cli.db, idemsim.proof.render, idemsim.proof.agreement; "
+                "from idemsim.proof.schedule import load, run_on_model; run_on_model(load('article-wait-commit')); "
                 "print('psycopg' in sys.modules)")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         assert out.stdout.strip() == "False"

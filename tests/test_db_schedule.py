@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from idemsim.db.schedule import load, parse, resolve, run_on_model, scaled, shipped, shipped_dir
-from idemsim.db.sql import sql_for
-from idemsim.errors import InputError
+from idemsim.proof.schedule import load, parse, resolve, run_on_model, scaled, shipped, shipped_dir
+from idemsim.model.db.sql import sql_for
+from idemsim.base.errors import InputError
 
 OPS = ("begin, commit, rollback, register_key, insert_key, select_key, complete_key, delete_key, delete_expired, "
        "insert_charge, count_charges, lock_key, claim_key, set_point, lock_timeout, sleep, disconnect")
@@ -138,7 +138,7 @@ class TestNumbersNoStatementCarries:
     ])
     def test_a_scale_that_makes_times_absurd_is_refused_on_both_sides(self, factor, message):
         """--scale must be finite and > 0 and keep every time within 10^7 s, on the model and on PostgreSQL."""
-        from idemsim.db.postgres import run_postgres
+        from idemsim.proof.postgres import run_postgres
 
         schedule = parse(one_session({"op": "sleep", "seconds": 100}, {"op": "claim_key", "key": "k", "lease": 1}),
                          "bad.json")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import idemsim
-from idemsim import explore
-from idemsim.designs import DESIGNS, SHIPPED
-from idemsim.errors import InputError
-from idemsim.scenario import load, validate
-from idemsim.simulation import simulate
+from idemsim.runners import explore
+from idemsim.model.designs import DESIGNS, SHIPPED
+from idemsim.base.errors import InputError
+from idemsim.scenario.schema import load, validate
+from idemsim.runners.simulation import simulate
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "designs"
 BUGGY = f"{EXAMPLES / 'for_update.py'}:handler"
@@ -30,14 +30,14 @@ def forget_registered_designs():
 
 def write(tmp_path, body: str, name: str = "mine.py") -> Path:
     path = tmp_path / name
-    path.write_text("from idemsim.http import Response\n\n" + textwrap.dedent(body))
+    path.write_text("from idemsim.base.http import Response\n\n" + textwrap.dedent(body))
     return path
 
 
 class TestRegisterFromPython:
     def test_a_registered_handler_runs_like_a_shipped_design(self):
         """register_design makes a name any scenario runs under; the handler's statements go through the model."""
-        from idemsim.designs import same_tx
+        from idemsim.model.designs import same_tx
 
         idemsim.register_design("my-same-tx", same_tx, summary="the article's, under my name")
         run = idemsim.run("lost-response", design="my-same-tx")
@@ -45,7 +45,7 @@ class TestRegisterFromPython:
 
     def test_an_expectation_may_name_a_registered_design(self):
         """A scenario's [expect.NAME] for a registered design is judged like any other."""
-        from idemsim.designs import naive
+        from idemsim.model.designs import naive
 
         idemsim.register_design("twice", naive, keyed=False)
         raw = explore.base_raw("same-tx")
@@ -82,7 +82,7 @@ class TestDesignsFromFiles:
                 return Response(200, {"ok": True})
                 yield
             """)
-        name = idemsim.designs.resolve_design(f"{path}:handler")
+        name = idemsim.model.designs.resolve_design(f"{path}:handler")
         raw = explore.base_raw("same-tx")
         raw["faults"] = [{"kind": "crash", "point": "before_anything"}]
         run = simulate(validate(raw, "test"), name)
@@ -123,7 +123,7 @@ class TestABadHandlerIsOneLine:
          def handler(h):
              yield from h.sql("select_key", key=h.key)
              return 200
-         """, "the handler of request 1.1 returned 200, not an idemsim.http.Response, at 0.050 s"),
+         """, "the handler of request 1.1 returned 200, not an idemsim.base.http.Response, at 0.050 s"),
         ("""
          def handler(h):
              while True:

@@ -3,8 +3,8 @@
 import doctest
 
 import idemsim
-from idemsim.scenario import load
-from idemsim.simulation import simulate
+from idemsim.scenario.schema import load
+from idemsim.runners.simulation import simulate
 
 LOSSY = ["network.request.loss=0.4", "network.response.loss=0.4",
          "network.request.latency={dist='exponential', mean=0.2}", "client.jitter='full'", "client.max_attempts=6",
@@ -38,7 +38,7 @@ def test_the_package_docstring_runs():
 
 def test_the_sweep_docstring_runs():
     """The example of idemsim.sweep(...) runs and holds: a callable module with the sweep's functions."""
-    import idemsim.sweep
+    import idemsim.runners.sweep
 
-    failures, attempted = doctest.testmod(idemsim.sweep, raise_on_error=False)
+    failures, attempted = doctest.testmod(idemsim.runners.sweep, raise_on_error=False)
     assert (failures, attempted) == (0, 3)

@@ -22,10 +22,10 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from test_hostile import HEADER, document_for, documents, generated_cases
 
-from idemsim.errors import InputError, Message
-from idemsim.i18n import MESSAGES
-from idemsim.readers import parse_toml
-from idemsim.scenario import validate
+from idemsim.base.errors import InputError, Message
+from idemsim.base.i18n import MESSAGES
+from idemsim.base.readers import parse_toml
+from idemsim.scenario.schema import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "idemsim").rglob("*.py"))
@@ -55,7 +55,7 @@ def imports_from_errors(tree: ast.Module, name: str) -> bool:
 
 def calls(names: set[str], *, imported: str | None = None):
     """(file, line, call) for every call in idemsim/ of a function or class named in ``names`` (only in the
-    modules that import ``imported`` from `idemsim.errors`, when given)."""
+    modules that import ``imported`` from `idemsim.base.errors`, when given)."""
     for path in SOURCES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         if imported and path.name != "errors.py" and not imports_from_errors(tree, imported):
@@ -89,7 +89,7 @@ class TestEveryErrorComesFromTheCatalogue:
         """Every `InputError` (and subclass) in idemsim/ names a message of the catalogue and fills its fields."""
         found, bad = 0, []
         for where, call in calls(error_classes()):
-            if where.startswith("idemsim/errors.py"):
+            if where.startswith("idemsim/base/errors.py"):
                 continue  # the class itself rebuilding an error from its message
             found += 1
             ids = constant_ids(call.args[0]) if call.args else None
@@ -121,7 +121,7 @@ class TestEveryErrorComesFromTheCatalogue:
                 bad.append(f"{where}: no message pyd.{kind}")
             elif missing_fields(call, f"pyd.{kind}"):
                 bad.append(f"{where}: pyd.{kind} misses {sorted(missing_fields(call, f'pyd.{kind}'))}")
-        direct = [where for where, _ in calls({"PydanticCustomError"}) if not where.startswith("idemsim/fields.py")]
+        direct = [where for where, _ in calls({"PydanticCustomError"}) if not where.startswith("idemsim/base/fields.py")]
         assert bad == [] and direct == []
 
     def test_no_error_line_is_written_in_english_by_hand(self):
@@ -135,7 +135,7 @@ class TestEveryErrorComesFromTheCatalogue:
         one the catalogue lacks stays the system's words."""
         import errno
 
-        from idemsim.errors import os_reason
+        from idemsim.base.errors import os_reason
 
         for name in (m[3:] for m in MESSAGES if m.startswith("os.")):
             code = getattr(errno, name)
@@ -169,7 +169,7 @@ class TestEveryErrorComesFromTheCatalogue:
         Japanese."""
         import tomllib
 
-        from idemsim.readers import toml_reason
+        from idemsim.base.readers import toml_reason
 
         with pytest.raises(tomllib.TOMLDecodeError) as refused:
             tomllib.loads(document)
@@ -297,7 +297,7 @@ class TestCommonErrorsInJapanese:
 
         from typer.testing import CliRunner
 
-        from idemsim.db.cli import app
+        from idemsim.cli.db import app
 
         path = tmp_path / "bad.json"
         path.write_text(json.dumps({"version": 1, "sessions": {"s1": [{"op": "begin", "isolation": "snapshot"}]}}))
@@ -313,8 +313,8 @@ class TestCommonErrorsInJapanese:
 
         from typer.testing import CliRunner
 
-        from idemsim.db.cli import app
-        from idemsim.readers import json_reason
+        from idemsim.cli.db import app
+        from idemsim.base.readers import json_reason
 
         path = tmp_path / "bad.json"
         path.write_text('{"version": 1 "sessions": {}}')
@@ -378,7 +378,7 @@ class TestUsageErrors:
     def test_a_usage_error_is_one_line_from_the_installed_command(self):
         """The real `idemsim` names itself and the command in the hint (a subprocess)."""
         exe = Path(sys.executable).parent / "idemsim"
-        command = [str(exe)] if exe.exists() else [sys.executable, "-c", "from idemsim.cli import main; main()"]
+        command = [str(exe)] if exe.exists() else [sys.executable, "-c", "from idemsim.cli.app import main; main()"]
         env = {**os.environ, "IDEMSIM_LANG": "ja", "PYTHONPATH": str(ROOT)}
         done = subprocess.run(command + ["run", "--desing", "x"], capture_output=True, text=True, env=env,
                               timeout=60)

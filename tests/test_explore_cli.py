@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from idemsim.cli import app
+from idemsim.cli.app import app
 
 runner = CliRunner()
 
@@ -191,10 +191,10 @@ class TestExploreBadInput:
 class TestFastStart:
     def test_run_does_not_import_hypothesis(self, tmp_path):
         """`idemsim run` imports neither Hypothesis nor the explore modules (a real subprocess)."""
-        code = ("import sys\nfrom idemsim.cli import app\n"
+        code = ("import sys\nfrom idemsim.cli.app import app\n"
                 "try:\n    app(['run', 'lost-response'])\nexcept SystemExit:\n    pass\n"
                 "print(sorted(m for m in sys.modules if m.split('.')[0] == 'hypothesis' "
-                "or m in ('idemsim.explore', 'idemsim.strategies', 'tomli_w')))")
+                "or m in ('idemsim.runners.explore', 'idemsim.runners.strategies', 'tomli_w')))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                              cwd=tmp_path).stdout
         assert out.strip().splitlines()[-1] == "[]"

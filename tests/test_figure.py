@@ -9,11 +9,11 @@ import warnings
 
 import pytest
 
-from idemsim.db.engine import OPS
-from idemsim.errors import InputError
-from idemsim.properties import committed_charges
-from idemsim.scenario import builtin_names, load, runs
-from idemsim.simulation import simulate
+from idemsim.model.db.engine import OPS
+from idemsim.base.errors import InputError
+from idemsim.judge.properties import committed_charges
+from idemsim.scenario.schema import builtin_names, load, runs
+from idemsim.runners.simulation import simulate
 from idemsim.views import figure
 from idemsim.views.spacetime import diagram
 
@@ -186,6 +186,6 @@ class TestSave:
 class TestImports:
     def test_importing_the_module_imports_no_matplotlib(self):
         """Importing idemsim.views.figure leaves matplotlib unimported until a function is called."""
-        code = ("import sys, idemsim.views.figure, idemsim.cli; "
+        code = ("import sys, idemsim.views.figure, idemsim.cli.app; "
                 "assert 'matplotlib' not in sys.modules, sorted(m for m in sys.modules if 'matplotlib' in m)")
         subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})

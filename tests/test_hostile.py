@@ -27,17 +27,17 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from idemsim import fields
-from idemsim.api import ApiConfig
-from idemsim.client import ClientConfig, Operation
-from idemsim.errors import InputError
-from idemsim.faults import Crash, DelayMessage, Duplicate, LoseMessage, Outage
-from idemsim.network import Latency, Link
-from idemsim.printable import shown
-from idemsim.processor import ProcessorConfig
-from idemsim.readers import parse_toml
-from idemsim.scenario import Arrivals, Expectation, load, runs, validate
-from idemsim.simulation import simulate
+from idemsim.base import fields
+from idemsim.model.api import ApiConfig
+from idemsim.model.client import ClientConfig, Operation
+from idemsim.base.errors import InputError
+from idemsim.model.faults import Crash, DelayMessage, Duplicate, LoseMessage, Outage
+from idemsim.model.network import Latency, Link
+from idemsim.base.printable import shown
+from idemsim.model.processor import ProcessorConfig
+from idemsim.base.readers import parse_toml
+from idemsim.scenario.schema import Arrivals, Expectation, load, runs, validate
+from idemsim.runners.simulation import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = {"title": "t", "summary": "s"}
@@ -263,7 +263,7 @@ class TestBounds:
         """What only the run reveals stops at the bound: one line naming it, exit 2, within seconds (the
         events' bound lowered here to keep the suite fast; at its real value, 250,000 events and 100 an
         attempt, it takes about 3 s)."""
-        monkeypatch.setattr("idemsim.simulation.MAX_EVENTS", 20_000)
+        monkeypatch.setattr("idemsim.runners.simulation.MAX_EVENTS", 20_000)
         with deadline(20):
             line = one_line(cli("run", "lost-response", "--variant", "gateway-504", "--set", "api.gateway_timeout=none",
                                 *[a for s in sets for a in ("--set", s)]))
@@ -271,7 +271,7 @@ class TestBounds:
 
     def test_an_exploration_stops_at_the_first_run_past_its_bound(self, cli, one_line, monkeypatch):
         """explore does not shrink a run that passed its bound (each would take seconds): one line at once."""
-        monkeypatch.setattr("idemsim.simulation.MAX_EVENTS", 20_000)
+        monkeypatch.setattr("idemsim.runners.simulation.MAX_EVENTS", 20_000)
         with deadline(20):
             line = one_line(cli("explore", "same-tx", "--set", "client.timeout=9e6", "--set", "api.reap_every=0.001",
                                 "--max-examples", "20"))
@@ -442,7 +442,7 @@ class TestOutput:
 
         from rich.console import Console
 
-        from idemsim.compare import compare
+        from idemsim.runners.compare import compare
         from idemsim.views.terminal import print_comparison, print_run, print_show
 
         markup = "[/bold] [red]x[/red] [/]"
@@ -478,7 +478,7 @@ class TestOutput:
 def idemsim_command() -> list[str]:
     """The installed console script (or its entry point run by this Python)."""
     exe = Path(sys.executable).with_name("idemsim")
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from idemsim.cli import main; main()"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from idemsim.cli.app import main; main()"]
 
 
 def idemsim_process(*args: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:

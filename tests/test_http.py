@@ -2,7 +2,7 @@
 
 import pytest
 
-from idemsim.http import Response, classify, fingerprint
+from idemsim.base.http import Response, classify, fingerprint
 
 
 class TestClassify:

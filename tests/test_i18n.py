@@ -1,4 +1,4 @@
-"""One catalogue, two languages (`idemsim.i18n`): no message exists in one language only."""
+"""One catalogue, two languages (`idemsim.base.i18n`): no message exists in one language only."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import string
 
 import pytest
 
-from idemsim.i18n import LANGS, MESSAGES, language, text
+from idemsim.base.i18n import LANGS, MESSAGES, language, text
 
 
 def fields(template: str) -> set[str]:

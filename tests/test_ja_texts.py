@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from idemsim.scenario import builtin_dir, load, variant
+from idemsim.scenario.schema import builtin_dir, load, variant
 
 ROOT = Path(__file__).resolve().parent.parent
 GLOSSARY = ROOT / "docs" / "ja" / "glossary.md"

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from idemsim import explore
-from idemsim.client import RetryPolicy
-from idemsim.scenario import Arrivals, validate
-from idemsim.simulation import simulate
+from idemsim.runners import explore
+from idemsim.model.client import RetryPolicy
+from idemsim.scenario.schema import Arrivals, validate
+from idemsim.runners.simulation import simulate
 
 
 def scenario(**changes):
@@ -60,7 +60,7 @@ class TestArrivals:
     ])
     def test_a_bad_arrivals_table_is_refused(self, arrivals, message):
         """An arrivals table without its spacing, with both, or with no operations is an input error."""
-        from idemsim.errors import InputError
+        from idemsim.base.errors import InputError
 
         with pytest.raises(InputError, match=message):
             scenario(arrivals=arrivals)
@@ -144,7 +144,7 @@ class TestTheBenchsLoad:
 
     def test_a_latency_shift_is_added_to_every_draw(self):
         """shift moves the distribution; it draws nothing more."""
-        from idemsim.network import Latency
+        from idemsim.model.network import Latency
 
         plain, shifted = Latency(dist="exponential", mean=0.008), Latency(dist="exponential", mean=0.008,
                                                                           shift=0.002)
@@ -155,7 +155,7 @@ class TestTheBenchsLoad:
 
     def test_a_stall_takes_a_second_draw_only_when_set(self):
         """With stall > 0 a second draw decides the stall; without, a draw takes one number, as before."""
-        from idemsim.network import Latency
+        from idemsim.model.network import Latency
 
         stalling = Latency(dist="uniform", low=0.001, high=0.005, stall=0.5, stall_seconds=0.3)
         rng, mirror = random.Random(8), random.Random(8)
@@ -170,7 +170,7 @@ class TestTheBenchsLoad:
 
     def test_a_capture_time_drawn_from_a_distribution(self):
         """api.charge: each capture takes a time drawn from the run's seed; charge_seconds is then not given."""
-        from idemsim.errors import InputError
+        from idemsim.base.errors import InputError
 
         raw = explore.base_raw("same-tx")
         del raw["api"]["charge_seconds"]

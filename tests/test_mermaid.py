@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from idemsim.designs import DESIGNS
-from idemsim.scenario import builtin_names, load, runs, validate
-from idemsim.simulation import simulate
+from idemsim.model.designs import DESIGNS
+from idemsim.scenario.schema import builtin_names, load, runs, validate
+from idemsim.runners.simulation import simulate
 from idemsim.views import mermaid
 
 CHECKER = Path(__file__).resolve().parent / "mermaid"
@@ -77,8 +77,8 @@ class TestMermaidParsesEverything:
     def test_hostile_input_cannot_break_a_diagram(self, tmp_path):
         """A key full of Mermaid's own syntax and a comment marker, and a client name with control characters
         (a key cannot have them: it travels in an HTTP header), still parse."""
-        from idemsim import explore
-        from idemsim.faults import LoseMessage
+        from idemsim.runners import explore
+        from idemsim.model.faults import LoseMessage
 
         raw = explore.base_raw("same-tx")
         raw["operations"][0]["key"] = "k;%%{init}%%->>A: end#<br/>"

@@ -7,9 +7,9 @@ import pytest
 
 import simpy
 
-from idemsim.faults import FaultPlan, LoseMessage
-from idemsim.network import Latency, Link, Network
-from idemsim.trace import Trace
+from idemsim.model.faults import FaultPlan, LoseMessage
+from idemsim.model.network import Latency, Link, Network
+from idemsim.model.trace import Trace
 
 
 def _network(faults=(), request=Link(), response=Link(), seed=1):

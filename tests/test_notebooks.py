@@ -268,7 +268,7 @@ def test_the_catalogue_is_what_the_simulator_draws_now():
 
 def test_the_catalogue_holds_every_shipped_scenario_with_its_diagram():
     """The catalogue has a section and a Mermaid sequence diagram for every shipped scenario."""
-    from idemsim.scenario import builtin_names
+    from idemsim.scenario.schema import builtin_names
 
     text = (ROOT / "docs" / "catalogue.md").read_text(encoding="utf-8")
     names = builtin_names()

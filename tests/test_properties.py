@@ -1,7 +1,7 @@
-"""The invariants of exactly-once charging (`idemsim.properties`), and that the correct designs keep them.
+"""The invariants of exactly-once charging (`idemsim.judge.properties`), and that the correct designs keep them.
 
 The Hypothesis tests run under the settings profile of ``tests/conftest.py`` (IDEMSIM_HYPOTHESIS_PROFILE=thorough
-for a larger budget). Every example is a whole run chosen through the fault interface (`idemsim.strategies`).
+for a larger budget). Every example is a whole run chosen through the fault interface (`idemsim.runners.strategies`).
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from hypothesis import find, given
 from hypothesis import strategies as st
 
-from idemsim import explore
-from idemsim.faults import Crash, Duplicate, LoseMessage
-from idemsim.faults import ProcessorError
-from idemsim.properties import (PROPERTIES, at_most_one_capture, at_most_one_charge, captures, check, client_view,
+from idemsim.runners import explore
+from idemsim.model.faults import Crash, Duplicate, LoseMessage
+from idemsim.model.faults import ProcessorError
+from idemsim.judge.properties import (PROPERTIES, at_most_one_capture, at_most_one_charge, captures, check, client_view,
                                 committed_charges, exactly_one_on_success, ledger_agrees, no_stuck_key,
                                 replay_identical)
-from idemsim.scenario import load, validate
-from idemsim.simulation import simulate
-from idemsim.strategies import LONGEST_HANDLER, Schedule, schedules
+from idemsim.scenario.schema import load, validate
+from idemsim.runners.simulation import simulate
+from idemsim.runners.strategies import LONGEST_HANDLER, Schedule, schedules
 
 
 def run_with(design: str, *faults, sets: tuple[str, ...] = ()):
@@ -56,7 +56,7 @@ class TestCommittedCharges:
     def test_charges_committed_out_of_id_order_read_in_id_order(self):
         """The tally keeps committed charges by id, whatever order their transactions committed in, and reads each
         as a `CommittedCharge`."""
-        from idemsim.tally import CommittedCharge, CommittedCharges
+        from idemsim.judge.tally import CommittedCharge, CommittedCharges
 
         committed = CommittedCharges()
         for conn, id, key in (("api#1", 2, "k1"), ("api#2", 5, "k2"), ("api#3", 3, None), ("completer", 9, "k3"),
@@ -78,7 +78,7 @@ class TestGroups:
         items, each with its items in order, an operation without items absent."""
         from types import SimpleNamespace
 
-        from idemsim.properties import _grouped
+        from idemsim.judge.properties import _grouped
 
         run = SimpleNamespace(operations=[None] * 4)
         items = [("a", 3), ("b", 1), ("c", 3), ("d", None), ("e", 2), ("f", 3)]
@@ -97,7 +97,7 @@ class TestGroups:
         """``a.missing_from(b)``: the operations with items in ``a`` and none in ``b``, in ``a``'s order."""
         from types import SimpleNamespace
 
-        from idemsim.properties import _grouped
+        from idemsim.judge.properties import _grouped
 
         run = SimpleNamespace(operations=[None] * 4)
         a = _grouped(run, [("a", 3), ("b", None), ("c", 1), ("d", 4)], lambda item: item[1])

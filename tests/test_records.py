@@ -7,7 +7,7 @@ import types
 import pytest
 
 import idemsim
-from idemsim.compare import compare
+from idemsim.runners.compare import compare
 
 
 def test_a_runs_records_are_its_trace_event_by_event():

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from idemsim.api import ApiConfig
-from idemsim.processor import ProcessorConfig
-from idemsim.client import ClientConfig, Operation, RetryBudget
-from idemsim.network import Latency, Link
-from idemsim.scenario import Arrivals, Expectation, Scenario, SweepConfig, load
+from idemsim.model.api import ApiConfig
+from idemsim.model.processor import ProcessorConfig
+from idemsim.model.client import ClientConfig, Operation, RetryBudget
+from idemsim.model.network import Latency, Link
+from idemsim.scenario.schema import Arrivals, Expectation, Scenario, SweepConfig, load
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
 BAD = re.findall(r"<!-- bad -->\n```toml\n(.*?)```\n```text\n(.*?)\n```", DOC.read_text(encoding="utf-8"), re.S)

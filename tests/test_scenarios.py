@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from idemsim.scenario import builtin_names, load, runs
-from idemsim.simulation import simulate
+from idemsim.scenario.schema import builtin_names, load, runs
+from idemsim.runners.simulation import simulate
 
 ARTICLE = Path(__file__).resolve().parents[2] / "shared" / "article" / "idempotency-keys.ja.txt"
 
@@ -52,7 +52,7 @@ class TestCatalogue:
     @pytest.mark.parametrize("name", MONEY_SCENARIOS)
     def test_the_money_scenarios_state_every_designs_outcome(self, name):
         """Each money scenario expects charges and captures of every design, so compare tells the whole lesson."""
-        from idemsim.designs import DESIGNS
+        from idemsim.model.designs import DESIGNS
 
         s = load(name)
         assert set(s.expect) == set(DESIGNS)

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from idemsim import sweep as sw
-from idemsim.errors import InputError
-from idemsim.scenario import load, sweep_names
+from idemsim.runners import sweep as sw
+from idemsim.base.errors import InputError
+from idemsim.scenario.schema import load, sweep_names
 
 
 def small(name: str, vary: list[str], designs: list[str], seeds: int = 10, sets: list[str] | None = None):
@@ -87,7 +87,7 @@ class TestExecutors:
 class TestTheShippedSweeps:
     def test_they_are_not_stories_but_run_by_name(self):
         """scenarios/sweeps holds the five teaching sweeps; `idemsim list` does not show them."""
-        from idemsim.scenario import builtin_names
+        from idemsim.scenario.schema import builtin_names
 
         assert sweep_names() == ["herd", "lease", "loss", "pool", "ttl"]
         assert not set(sweep_names()) & set(builtin_names())

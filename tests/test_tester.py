@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
-from idemsim import explore
+from idemsim.runners import explore
 
 SEEDS = (1, 2, 3)
 BUDGET = max(explore.DEFAULT_MAX_EXAMPLES, settings().max_examples)

@@ -1,11 +1,11 @@
 """A run without a trace is judged exactly like a run with one (``simulate(..., trace=False)``).
 
 Sweeps and explore simulate without a trace: the run keeps only its tally, fed as it goes. Its summary, its
-properties' violations and its sweep measures (`idemsim.measures.of_run`) must be those of the same run with a
+properties' violations and its sweep measures (`idemsim.judge.measures.of_run`) must be those of the same run with a
 trace, byte for byte, and its tally the one the trace gives, for every shipped story under every design, for
 random explore schedules, and for the shipped loads. A run that streams its trace (``stream=``) gives each event
 once, the same events in the same order as a kept trace, and keeps none. The database model's reclaiming of
-dead row versions (`idemsim.db.engine.Database.vacuum`) changes nothing a run shows, even when it runs after every
+dead row versions (`idemsim.model.db.engine.Database.vacuum`) changes nothing a run shows, even when it runs after every
 transaction.
 """
 
@@ -18,15 +18,15 @@ import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import idemsim.db.engine as engine
-from idemsim import explore
-from idemsim.designs import SHIPPED
-from idemsim.measures import of_run
-from idemsim.properties import check
-from idemsim.scenario import builtin_names, load, runs, sweep_names
-from idemsim.simulation import simulate
-from idemsim.strategies import schedules
-from idemsim.tally import Tally
+import idemsim.model.db.engine as engine
+from idemsim.runners import explore
+from idemsim.model.designs import SHIPPED
+from idemsim.judge.measures import of_run
+from idemsim.judge.properties import check
+from idemsim.scenario.schema import builtin_names, load, runs, sweep_names
+from idemsim.runners.simulation import simulate
+from idemsim.runners.strategies import schedules
+from idemsim.judge.tally import Tally
 
 STORIES = [story for name in builtin_names() for story in runs(load(name))]
 SHIPPED_DESIGNS = list(SHIPPED)
@@ -173,8 +173,8 @@ class TestJsonStream:
     @pytest.mark.parametrize("name", ["lost-response", "crash-in-progress", "key-reuse", "http-methods"])
     def test_run_format_json_writes_the_kept_document(self, cli, name):
         """`run --format json` writes, as the runs go, exactly the document the kept runs give."""
-        from idemsim.cli import json_text
-        from idemsim.simulation import FORMAT_VERSION
+        from idemsim.cli.app import json_text
+        from idemsim.runners.simulation import FORMAT_VERSION
 
         main, *others = [simulate(story) for story in runs(load(name))]
         expected = json_text({"version": FORMAT_VERSION, **main.to_dict(), "variants": [r.to_dict() for r in others]})
@@ -183,8 +183,8 @@ class TestJsonStream:
 
     def test_a_streamed_run_keeps_no_event(self, monkeypatch):
         """The runs of `run --format json` keep no trace: each event is written and let go."""
-        import idemsim.simulation as simulation
-        from idemsim.views import json_stream
+        import idemsim.runners.simulation as simulation
+        from idemsim.cli import json_stream
 
         kept = []
         real = simulation.simulate
@@ -229,7 +229,7 @@ class TestLongTimelines:
 
 class TestCollector:
     def test_a_run_makes_no_cyclic_garbage_that_grows_with_it(self):
-        """The collector is off during a run (idemsim.collector): that is safe only while the model's garbage
+        """The collector is off during a run (idemsim.kernel.collector): that is safe only while the model's garbage
         is freed by reference counting. The cyclic garbage a run leaves does not grow with its length."""
         import gc
 
@@ -256,8 +256,8 @@ class TestCollector:
         import gc
 
         from idemsim.bench import scenario
-        from idemsim.db.engine import Database
-        from idemsim.db.mvcc import RowVersion
+        from idemsim.model.db.engine import Database
+        from idemsim.model.db.mvcc import RowVersion
 
         def alive() -> int:
             return sum(type(o) in (Database, RowVersion) for o in gc.get_objects())
@@ -275,7 +275,7 @@ class TestCollector:
         """The collector's thresholds are back after a run, also after one that fails."""
         import gc
 
-        from idemsim.errors import InputError
+        from idemsim.base.errors import InputError
 
         before = gc.get_threshold()
         simulate(STORIES[0])
@@ -291,7 +291,7 @@ class TestCollector:
         allocations)."""
         import gc
 
-        from idemsim import collector
+        from idemsim.kernel import collector
 
         monkeypatch.setattr(collector, "THRESHOLD", 1000)
         seen: list[dict] = []
@@ -315,7 +315,7 @@ class TestCollector:
         generations while it goes; afterwards nothing is frozen and the collector is as it was."""
         import gc
 
-        from idemsim import collector
+        from idemsim.kernel import collector
         from idemsim.bench import scenario
 
         before = gc.get_threshold()
@@ -328,7 +328,7 @@ class TestCollector:
         """A stream (json.dumps makes cycles) or a design of one's own may make cycles: while such a run goes,
         the collector is only slowed, freezes nothing, and collects them as it goes."""
         from idemsim.bench import scenario
-        from idemsim.designs import DESIGNS, register_design, same_tx
+        from idemsim.model.designs import DESIGNS, register_design, same_tx
 
         def cyclic(_event) -> None:
             a: list = []

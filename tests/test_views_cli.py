@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from idemsim.scenario import load
-from idemsim.simulation import simulate
+from idemsim.scenario.schema import load
+from idemsim.runners.simulation import simulate
 from idemsim.views.mermaid import INIT
 
 
@@ -96,7 +96,7 @@ class TestFromPython:
 class TestFastStart:
     def test_run_list_and_show_never_import_matplotlib(self, tmp_path):
         """Only drawing imports matplotlib: `run`, `list` and `show` do not (a real subprocess)."""
-        code = ("import sys\nfrom idemsim.cli import app\n"
+        code = ("import sys\nfrom idemsim.cli.app import app\n"
                 "for args in (['run', 'lost-response'], ['list'], ['show', 'lost-response']):\n"
                 "    try:\n        app(args)\n    except SystemExit:\n        pass\n"
                 "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'hypothesis', 'psycopg',"

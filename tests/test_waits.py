@@ -1,4 +1,4 @@
-"""The lean waits (`idemsim.waits`) schedule exactly what SimPy would: the same moments, and the same order
+"""The lean waits (`idemsim.kernel.waits`) schedule exactly what SimPy would: the same moments, and the same order
 among events due at the same moment, with fewer calls and without the events nothing waits for."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from idemsim.waits import FirstOf, Task, fired, later, soon, timeout
+from idemsim.kernel.waits import FirstOf, Task, fired, later, soon, timeout
 
 
 def _story(env: simpy.Environment, log: list, start, wait):
@@ -187,7 +187,7 @@ class TestDeferred:
 
         from simpy.events import NORMAL, Event
 
-        from idemsim.waits import Deferred
+        from idemsim.kernel.waits import Deferred
 
         def story(deferred: bool) -> list:
             rng = random.Random(seed)
@@ -224,7 +224,7 @@ class TestDeferred:
         """A thousand events due one after another take one place in the schedule, not a thousand."""
         from simpy.events import Event
 
-        from idemsim.waits import Deferred
+        from idemsim.kernel.waits import Deferred
 
         env = simpy.Environment()
         later_ones = Deferred(env)

@@ -8,8 +8,8 @@ import pytest
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from idemsim.cli import app
-from idemsim.scenario import builtin_names
+from idemsim.cli.app import app
+from idemsim.scenario.schema import builtin_names
 
 runner = CliRunner()
 WIDTH = 80

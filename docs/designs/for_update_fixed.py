@@ -14,7 +14,7 @@ The same design as ``for_update.py`` with two changes, each closing one way to l
 """
 
 from idemsim import design
-from idemsim.http import Response
+from idemsim.base.http import Response
 
 
 def completer(w, key):

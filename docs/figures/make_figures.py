@@ -8,9 +8,9 @@ from `idemsim run … --format mermaid` with Mermaid's own CLI, which idemsim do
 
 from pathlib import Path
 
-from idemsim.designs import DESIGNS
-from idemsim.scenario import load
-from idemsim.simulation import simulate
+from idemsim.model.designs import DESIGNS
+from idemsim.scenario.schema import load
+from idemsim.runners.simulation import simulate
 from idemsim.views.figure import comparison_figure, run_figure, save
 
 HERE = Path(__file__).resolve().parent
@@ -24,7 +24,7 @@ def main() -> None:
     runs = [simulate(story, design) for design in DESIGNS]
     save(comparison_figure(runs), HERE / "compare-lost-response.png")
     from idemsim import sweep
-    from idemsim.scenario import sweep_names
+    from idemsim.scenario.schema import sweep_names
     from idemsim.views import sweep_plot
 
     for name in sweep_names():

@@ -13,7 +13,7 @@ Guarantees:
   the model nor ``idemsim run`` imports this module. Figures are `matplotlib.figure.Figure` objects with an
   Agg canvas, built with the object-oriented API; nothing touches ``pyplot`` or changes the global
   ``rcParams`` (every text names its font).
-- Every word drawn comes from `idemsim.i18n` in the language asked for; with ``lang="ja"`` the texts use the
+- Every word drawn comes from `idemsim.base.i18n` in the language asked for; with ``lang="ja"`` the texts use the
   IPAexGothic font of ``matplotlib-fontja``, which has every glyph drawn.
 - No two texts overlap: lane names, title, verdict and legend have space of their own, and the labels inside
   the axes are placed by `idemsim.views.placement`, which shortens or drops a label rather than let it cover
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Message
-from ..i18n import language, text
+from ..base.errors import InputError, Message
+from ..base.i18n import language, text
 from . import placement, spacetime
 
 WIDTH = 12.8
@@ -80,8 +80,8 @@ LANE_MARGIN = 0.7
 
 # -- public ---------------------------------------------------------------------------------------------------
 def run_figure(run, lang: str | None = None):
-    """The time-space diagram of one `idemsim.simulation.Run`, as a `matplotlib.figure.Figure`, in ``lang`` (by
-    default `idemsim.i18n.language`: ``IDEMSIM_LANG``, else English)."""
+    """The time-space diagram of one `idemsim.runners.simulation.Run`, as a `matplotlib.figure.Figure`, in ``lang`` (by
+    default `idemsim.base.i18n.language`: ``IDEMSIM_LANG``, else English)."""
     lang = language(lang)
     canvas = _Canvas(lang)
     diagram = spacetime.diagram(run.trace)
@@ -291,7 +291,7 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
         items.append((text("verdict.broken", lang, names=text("list.sep", lang).join(names)), OUTCOME_TEXT["fail"],
                       "bold"))
     else:
-        from ..properties import PROPERTIES
+        from ..judge.properties import PROPERTIES
 
         items.append((text("verdict.all_hold", lang, n=len(PROPERTIES)), OUTCOME_TEXT["ok"], "bold"))
     return items

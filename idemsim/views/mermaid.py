@@ -13,15 +13,15 @@ key passed through and counting each transition it took.
 Guarantees: the text is raw Mermaid (no code fences, no front matter), starts with the article's ``%%{init}%%``
 line and then the diagram's first line, names the story in a ``%%`` comment, and escapes everything taken from
 the input (keys, bodies) so that no input can break the diagram; the same run gives the same text. Words come
-from `idemsim.i18n` (``lang="ja"``: the article's own).
+from `idemsim.base.i18n` (``lang="ja"``: the article's own).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..http import REASONS
-from ..i18n import text as t
+from ..base.http import REASONS
+from ..base.i18n import text as t
 
 INIT = ('%%{init: {"theme":"base","themeVariables":{"primaryColor":"#eaf1f5","primaryTextColor":"#28343b",'
         '"primaryBorderColor":"#9cabb5","lineColor":"#596b76","textColor":"#28343b","actorBkg":"#eaf1f5",'

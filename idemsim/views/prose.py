@@ -19,7 +19,7 @@ from rich.containers import Lines
 from rich.measure import Measurement
 from rich.text import Text
 
-from ..i18n import wide
+from ..base.i18n import wide
 
 NO_LINE_START = set("、。，．・：；？！）」』】〕〉》ー～…‥々ゝゞヽヾぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ"
                     ")]},.:;!?%")

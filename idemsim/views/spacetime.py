@@ -6,7 +6,7 @@ loss), each ``BEGIN`` with its ``COMMIT``/``ROLLBACK``/disconnect, each blocked 
 
 Guarantees: the result depends only on the trace; every time in it is a time of the trace, or a send time plus
 the processor's ``latency`` (when the processor's call or answer arrives); a charge mark is a committed
-``insert_charge`` (the same rule as `idemsim.tally.Tally`) unless its ``committed`` is False.
+``insert_charge`` (the same rule as `idemsim.judge.tally.Tally`) unless its ``committed`` is False.
 
 Lanes, top to bottom: the client processes (``op.start``'s actor, in the order they start), the gateway if it
 answered, the API's handlers (``api#1``, ``api#2`` … in order of arrival; one ``api`` lane if no request reached
@@ -95,7 +95,7 @@ _BACKGROUND_ORDER = ("completer", "recovery", "reaper")
 
 
 def diagram(events) -> Diagram:
-    """The lanes, messages, spans and marks of one run's trace (a `idemsim.trace.Trace` or a list of events)."""
+    """The lanes, messages, spans and marks of one run's trace (a `idemsim.model.trace.Trace` or a list of events)."""
     events = list(events)
     clients: list[str] = []
     handlers: list[str] = []

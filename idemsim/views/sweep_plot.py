@@ -1,7 +1,7 @@
 """Figures of many runs or many operations: a sweep's rate against the varied field, a heatmap for two fields,
 attempts per second over time; and a load's attempts per second by how they ended (`attempts_figure`).
 
-`figure` draws a `idemsim.sweep.SweepResult` the way its scenario's ``[sweep]`` table asks (``plot``):
+`figure` draws a `idemsim.runners.sweep.SweepResult` the way its scenario's ``[sweep]`` table asks (``plot``):
 
 - ``rate`` with one varied field: one panel per measure (the first in ``measures`` on top), the measure against
   the field, one line per design, its 95 % Wilson interval as a band (a number such as
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..i18n import language
-from ..i18n import text as t
-from ..sweep import point_text as _point_text
+from ..base.i18n import language
+from ..base.i18n import text as t
+from ..base.printable import point_text as _point_text
 
 SIZE = (12.8, 7.2)
 """Inches: 1280×720 at 100 dpi, a projector's frame."""
@@ -54,14 +54,14 @@ def _value(row: dict[str, Any], measure: str) -> tuple[float, float | None, floa
 
 def _label(measure: str, lang: str) -> str:
     key = f"sweep.{measure}"
-    from ..i18n import MESSAGES
+    from ..base.i18n import MESSAGES
 
     return t(key, lang) if key in MESSAGES else measure.replace("_", " ")
 
 
 def figure(result, config=None, lang: str | None = None):
     """The sweep's figure, as ``config.plot`` asks (rates by default), in ``lang`` (by default
-    `idemsim.i18n.language`: ``IDEMSIM_LANG``, else English)."""
+    `idemsim.base.i18n.language`: ``IDEMSIM_LANG``, else English)."""
     lang = language(lang)
     from matplotlib.figure import Figure
 

@@ -17,8 +17,9 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ..i18n import text as t
-from ..printable import safe  # noqa: F401 (views import it from here too)
+from ..base.i18n import text as t
+from ..base.printable import safe  # noqa: F401 (views import it from here too)
+from ..judge.summary import is_load
 from .prose import ProseText, reflow, unwrap_japanese, wrap
 from .timeline import _outcome, _status, describe, endpoints
 
@@ -165,13 +166,7 @@ def _money(ledger: list[dict], lang: str = "en") -> str:
     return f"{len(ledger)}  ({shown}{more})"
 
 
-LOAD_OPERATIONS = 20
-"""A run with more operations than this is a load: its text view summarises instead of listing every event."""
 MAX_VIOLATIONS_SHOWN = 5
-
-
-def is_load(run) -> bool:
-    return len(run.operations) > LOAD_OPERATIONS
 
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -192,7 +187,7 @@ def load_table(run, width: int, lang: str = "en") -> Table:
     the time to the final answer, waits, and the attempts per second over time."""
     from collections import Counter
 
-    from ..sweep import percentile
+    from ..judge.statistics import percentile
 
     s = run.summary
     ops = s["operations"]
@@ -262,7 +257,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         _row(table, t("term.balance", lang), str(s["balance"]))
     if s["violations"]:
-        from ..properties import describe_violation
+        from ..judge.properties import describe_violation
 
         for v in s["violations"][:MAX_VIOLATIONS_SHOWN]:
             _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
@@ -270,7 +265,7 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
             _row(table, "", Text(t("term.more_broken", lang, n=len(s["violations"]) - MAX_VIOLATIONS_SHOWN),
                                    style="red"))
     else:
-        from ..properties import PROPERTIES
+        from ..judge.properties import PROPERTIES
 
         names = [t(f"property.{p}", lang) for p in PROPERTIES]
         _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
@@ -360,7 +355,7 @@ def _ended(row: dict, saw: bool = False, lang: str = "en") -> list[str]:
 
 
 def _meaning(row: dict, lang: str) -> str:
-    from ..compare import meaning
+    from ..judge.summary import meaning
 
     return row["meaning"] if lang == "en" else meaning(row["verdict"], row["violations"], lang)
 
@@ -538,7 +533,7 @@ def _measure(row: dict, measure: str) -> str:
 def sweep_table(result, config=None, lang: str = "en") -> Table:
     """One row per point and design: the varied fields, the runs, the rates the sweep is about (with their
     intervals), attempts per purchase and the time to the final answer (p95)."""
-    from ..sweep import point_text
+    from ..base.printable import point_text
 
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
@@ -567,7 +562,7 @@ def sweep_table(result, config=None, lang: str = "en") -> Table:
 
 
 def _measure_name(measure: str, lang: str) -> str:
-    from ..i18n import MESSAGES
+    from ..base.i18n import MESSAGES
 
     key = f"sweep.{measure}"
     return t(key, lang) if key in MESSAGES else measure

@@ -10,11 +10,11 @@ import json
 import re
 from typing import Any, Iterable
 
-from ..db.sql import literal, sql_for
-from ..http import REASONS
-from ..i18n import MESSAGES
-from ..i18n import text as t
-from ..trace import Event
+from ..model.db.sql import literal, sql_for
+from ..base.http import REASONS
+from ..base.i18n import MESSAGES
+from ..base.i18n import text as t
+from ..model.trace import Event
 
 
 def _json(value: Any) -> str:

@@ -1,0 +1,175 @@
+"""Checks: the summary of a run and its verdict, both read from the trace and the final tables.
+
+`summarize` derives every number a view shows (charges, what each operation saw, replays, the longest wait
+on the index, key records held) and the verdict against the scenario's expectation for the design:
+
+- ``held``: every expected value matched;
+- ``failed``: at least one did not (``failures`` says which, expected vs got);
+- ``vacuous``: a scripted fault never happened, so the run proves nothing (checked before anything else);
+- ``no expectation``: the scenario states none for this design; the outcome is reported, not judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base.i18n import text
+from .properties import check as check_properties
+from .properties import forget_facts
+from ..scenario.schema import shapes
+
+WAIT_TOLERANCE = 0.05
+"""Seconds by which a measured wait may differ from the expected one."""
+
+VERDICT_EXIT = {"held": 0, "no expectation": 0, "failed": 1, "vacuous": 1}
+
+
+def _seen(statuses: list, named: dict[int, list]) -> list:
+    """What the client saw of each attempt, with "timeout" where it got no answer: its statuses list itself if
+    it got every answer, else one list for each such list (equal lists of statuses are one list: `idemsim.model.client`
+    ``_seen``), kept in ``named`` by its id."""
+    if None not in statuses:
+        return statuses
+    seen = named.get(id(statuses))
+    if seen is None:
+        seen = named[id(statuses)] = ["timeout" if s is None else s for s in statuses]
+    return seen
+
+
+def summarize(run) -> dict[str, Any]:
+    """The run's summary."""
+    tally = run.tally
+    replays = len(tally.replays)
+    violations = check_properties(run)
+    forget_facts(run)  # a load's are as big as the lists below: not both at once
+    key_rows = run.tables["idempotency_keys"]  # (the committed key records left)
+    keys_held, keys_in_progress = len(key_rows), sum(row["status"] == "in_progress" for row in key_rows)
+    clients = [operation.client for operation in shapes(run.scenario.operations)]
+    named: dict[int, list] = {}
+    operations = [_Operation(
+        r.op,
+        r.logical,
+        clients[r.logical - 1] + ("-dup" if r.logical != r.op else ""),
+        r.keys[0] if r.keys else None,
+        r.outcome,
+        r.status,
+        r.attempts,
+        _seen(r.statuses, named),
+    ).__dict__ for r in run.operations]
+    first = operations[0]
+    summary: dict[str, Any] = {
+        "design": run.design,
+        "charges": len(run.tables["charges"]),
+        "captures": len(run.ledger),
+        "outcome": first["outcome"],
+        "status": first["status"],
+        "operations": operations,
+        "client_believes": len({op["logical"] for op in operations if op["outcome"] == "ok"}),
+        "replays": replays,
+        "replay_identical": None if replays == 0 else not any(v.property == "replay-identical"
+                                                               for v in violations),
+        "wait_seconds": round(tally.longest_wait, 6),
+        "keys_held": keys_held,
+        "keys_in_progress": keys_in_progress,
+        "balance": run.state["balance"],
+        "items": run.state["items"],
+        "log_lines": run.state["log_lines"],
+        "faults": [{"fault": f.describe(), "fired": i in run.fired} for i, f in enumerate(run.scenario.faults)],
+        "ledger": [c.to_dict() for c in run.ledger],
+        "attempts_per_second": tally.attempts_per_second(),
+        "waiting_peak": tally.waiting_peak,
+    }
+    if run.scenario.api.pool_size is not None:
+        from .statistics import percentile
+
+        waits = tally.pool_waits + [0.0] * (tally.arrivals - len(tally.pool_waits))
+        summary.update(pool_wait={"p50": percentile(waits, 50), "p95": percentile(waits, 95),
+                                  "max": round(max(waits, default=0.0), 6)},
+                       pool_wait_max=round(max(waits, default=0.0), 6))
+    summary["violations"] = [v.to_dict() for v in violations]
+    summary["verdict"], summary["failures"] = verdict(run, summary)
+    return summary
+
+
+# A load's summary holds an item per operation: the attribute dict of an instance of this class, a plain `dict`
+# (JSON, equality and order as a literal's) whose keys CPython keeps in one table shared by every instance of the
+# class (a split table), so that an item holds only its values: about half the memory of a dict literal.
+class _Operation:
+    def __init__(self, op, logical, client, key, outcome, status, attempts, seen) -> None:
+        self.op = op
+        self.logical = logical
+        self.client = client
+        self.key = key
+        self.outcome = outcome
+        self.status = status
+        self.attempts = attempts
+        self.seen = seen
+
+
+def verdict(run, summary: dict[str, Any]) -> tuple[str, list[str]]:
+    unfired = [f["fault"] for f in summary["faults"] if not f["fired"]]
+    if unfired:
+        return "vacuous", [f"the fault never happened: {f}" for f in unfired]
+    expectation = run.scenario.expect.get(run.design)
+    if expectation is None:
+        return "no expectation", []
+    got = {**summary, "seen": summary["operations"][0]["seen"],
+           "outcomes": [op["outcome"] for op in summary["operations"]],
+           "seen_by_op": [op["seen"] for op in summary["operations"]]}
+    failures = []
+    for name, expected in expectation.stated().items():
+        actual = got[name]
+        if name == "wait_seconds":
+            ok = abs(actual - expected) <= WAIT_TOLERANCE
+        else:
+            ok = actual == expected
+        if not ok:
+            failures.append(f"{name}: expected {expected!r}, got {actual!r}")
+    return ("failed" if failures else "held"), failures
+
+
+SHOWS = {
+    "at-most-one-charge": "meaning.double_charge",
+    "at-most-one-capture": "meaning.double_capture",
+    "no-stuck-key": "meaning.stuck_key",
+    "client-view": "meaning.misled_client",
+    "replay-identical": "meaning.different_replay",
+}
+"""What a run that breaks a property shows the reader, in a few words (catalogue entries)."""
+
+
+def meaning(verdict: str, violations: list[dict[str, str]], lang: str = "en") -> str:
+    """What a row's verdict means for the reader: a broken design's green ``held`` is no good design.
+
+    ``correct`` when no property is broken; ``reproduces …`` naming what the run shows when some are (whether
+    or not the scenario expected it); ``proves nothing`` when its fault never happened; and a failed
+    expectation says the run did not show what the scenario states."""
+    if verdict == "vacuous":
+        return text("meaning.vacuous", lang)
+    if verdict == "failed":
+        return text("meaning.failed", lang)
+    broken = [v["property"] for v in violations]
+    shown: list[str] = []
+    for v in violations:
+        prop = v["property"]
+        if prop == "ledger-agrees":
+            phrase = "meaning.orphan_capture" if "has no charge row" in v["message"] else "meaning.uncaptured_charge"
+        elif prop == "exactly-one-on-success":
+            if len(set(broken)) > 1:
+                continue  # what else broke says more
+            phrase = "meaning.success_without"
+        else:
+            phrase = SHOWS[prop]
+        if phrase not in shown:
+            shown.append(phrase)
+    if not shown:
+        return text("meaning.correct", lang)
+    return text("meaning.reproduces", lang, what=("、" if lang == "ja" else ", ").join(text(p, lang) for p in shown))
+
+
+LOAD_OPERATIONS = 20
+"""A run with more operations than this is a load: its text view summarises instead of listing every event."""
+
+
+def is_load(run) -> bool:
+    return len(run.operations) > LOAD_OPERATIONS

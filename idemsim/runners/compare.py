@@ -1,0 +1,142 @@
+"""``idemsim compare``: one story's faults under every design, side by side, as plain data.
+
+A comparison takes one story of a scenario (its main story, or one variant) and runs it under every design in
+the scenario's ``compare`` list (all five by default), with the same seed and the same fault schedule. It adds
+the *relevant option sets*: every other story of the scenario that differs from this one only in design
+options (`OPTION_DESIGNS`, e.g. a variant that sets ``api.lease``) is run as well, under each design that those
+options affect and that the story states an expectation for, and is judged by that expectation. So
+``compare crash-in-progress`` shows committed-first with and without its lease, ``compare key-reuse`` the
+fingerprint check on and off, and ``compare lost-response`` exactly the five designs.
+
+Guarantees: every row is a run that ``idemsim run`` reproduces (same story, design and seed); a row's verdict
+is that run's verdict; nothing here prints. `idemsim.views.terminal` draws the table; ``to_json`` is the JSON output,
+``{"version": 1, "rows": [...]}``, each row with at least ``design`` and ``charges``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..judge.summary import meaning
+from ..model.designs import DESIGNS
+from ..scenario.schema import Scenario, runs, variant as pick
+
+FORMAT_VERSION = 1
+
+_KEYED = frozenset(name for name, d in DESIGNS.items() if d.keyed)
+OPTION_DESIGNS: dict[str, frozenset[str]] = {
+    "lease": frozenset({"committed-first"}),
+    "order": frozenset({"split-tx"}),
+    "unique": frozenset({"check-then-insert"}),
+    "isolation": frozenset({"same-tx", "check-then-insert", "committed-first", "split-tx"}),
+    "fingerprint_check": _KEYED,
+    "ttl": _KEYED,
+    "reap_every": _KEYED,
+    "missing_key": _KEYED,
+    "replay_errors": _KEYED,
+    "processor_key": frozenset(DESIGNS) - {"recovery-points"},
+    "processor_timeout": frozenset(DESIGNS),
+    "completer_every": frozenset({"recovery-points"}),
+}
+"""The API fields that are design options, and the designs whose behaviour each one changes."""
+
+_RUN_FIELDS = ("seed", "client", "operations", "network", "faults")
+"""What, besides the API options, makes two stories the same run."""
+
+
+@dataclass
+class Comparison:
+    """The rows of one comparison, and what they were run from."""
+
+    scenario: str
+    variant: str | None
+    seed: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    source: str | None = None
+    """What the user named: the scenario's name, or the path of its file (for the commands shown)."""
+    runs: list = field(default_factory=list)
+    """The runs behind the rows, in the same order (for figures; not in the JSON)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": FORMAT_VERSION, "scenario": self.scenario, "variant": self.variant, "seed": self.seed,
+                "rows": self.rows}
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no row failed, 1 when one did (a failed or vacuous verdict)."""
+        return 1 if any(row["verdict"] in ("failed", "vacuous") for row in self.rows) else 0
+
+
+def option_differences(story: Scenario, other: Scenario) -> dict[str, Any] | None:
+    """The design options ``other`` sets differently from ``story``, or None if it is another run altogether
+    (other faults, operations, client, network or non-option API fields) or the very same one."""
+    if any(getattr(story, f) != getattr(other, f) for f in _RUN_FIELDS):
+        return None
+    mine, theirs = story.api.model_dump(), other.api.model_dump()
+    differing = {k: v for k, v in theirs.items() if mine[k] != v}
+    if not differing or any(k not in OPTION_DESIGNS for k in differing):
+        return None
+    return differing
+
+
+def compare(scenario: Scenario, variant: str | None = None, seed: int | None = None,
+            sets: list[str] | None = None, designs: list[str] | None = None) -> Comparison:
+    """Run story ``variant`` (None: the main story) of ``scenario`` under every design (or ``designs``), plus
+    option sets."""
+    from .simulation import simulate
+
+    if variant is not None:
+        pick(scenario, variant)  # an unknown variant is an InputError that names the valid ones
+    stories = runs(scenario, sets)
+    story = next(s for s in stories if s.variant == variant)
+    siblings = [(other, diff) for other in stories if other is not story
+                for diff in [option_differences(story, other)] if diff is not None]
+    designs = designs or story.compare or list(DESIGNS)
+    result = Comparison(scenario.name, story.variant, story.seed if seed is None else seed)
+    for design in designs:
+        result.runs.append(simulate(story, design, seed))
+        result.rows.append(_row(result.runs[-1], {}))
+        for other, diff in siblings:
+            if design in other.expect and any(design in OPTION_DESIGNS[k] for k in diff):
+                result.runs.append(simulate(other, design, seed))
+                result.rows.append(_row(result.runs[-1], diff))
+    return result
+
+
+def _row(run, options: dict[str, Any]) -> dict[str, Any]:
+    s = run.summary
+    label = run.design + (" (" + ", ".join(f"{k}={_value(v)}" for k, v in options.items()) + ")" if options
+                          else "")
+    return {
+        "design": run.design,
+        "options": options,
+        "label": label,
+        "story": run.scenario.variant,
+        "charges": s["charges"],
+        "captures": s["captures"],
+        "outcome": s["outcome"],
+        "status": s["status"],
+        "outcomes": [op["outcome"] for op in s["operations"]],
+        "seen": [op["seen"] for op in s["operations"]],
+        "clients": [op["client"] for op in s["operations"]],
+        "client_believes": s["client_believes"],
+        "wait_seconds": s["wait_seconds"],
+        "replays": s["replays"],
+        "replay_identical": s["replay_identical"],
+        "keys_held": s["keys_held"],
+        "verdict": s["verdict"],
+        "meaning": meaning(s["verdict"], s["violations"]),
+        "violations": s["violations"],
+        "failures": s["failures"],
+    }
+
+
+def _value(v: Any) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, float) and v.is_integer():
+        return f"{v:g}"
+    return str(v)

@@ -1,0 +1,513 @@
+"""One run: a scenario under a design and a seed, from the first request to the last answer.
+
+`simulate` builds the world (one SimPy environment, one `random.Random(seed)`, the fault plan, the network,
+the database model, the API and one client process per operation), runs it until every operation has ended
+and nothing is left in flight (handlers, messages, a pending restart; with lease recovery, until recovery has
+had its chance), and returns a `Run`: the trace, the final tables, and the summary that `idemsim.judge.summary`
+derives from them. Nothing here reads the wall clock or the global RNG: the same inputs give the same trace.
+
+Every run is bounded: its simulated clock never passes ``max_time`` (`MAX_SIMULATED_SECONDS` unless the
+scenario was validated against another bound, ``--max-time``) and it processes at most `MAX_EVENTS` events plus
+`EVENTS_PER_ATTEMPT` for each attempt its clients may make (a load of a thousand purchases needs more than one);
+a run that would go further stops with an `InputError` naming the bound (`BoundedEnvironment`). The scenario's
+validation has already refused any single time longer than the bound, so what stops here is a combination
+(many long attempts, a long exponential tail) or a background process ticking through a long run.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from heapq import heappop
+from typing import Any, Callable
+
+import simpy
+from simpy.core import EmptySchedule, StopSimulation
+from simpy.events import NORMAL, URGENT, EventPriority
+
+from ..kernel import collector
+from ..model.api import Api
+from ..judge.summary import summarize
+from ..model.client import Client, OperationResult, TokenBucket, make_key
+from ..model.db.engine import Database, DbEvent
+from ..model.designs import SHIPPED
+from ..base.errors import InputError, Message
+from ..model.faults import FaultPlan
+from ..base.fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
+from ..model.network import Network
+from ..model.processor import Processor
+from ..scenario.schema import Arrived, Scenario, shapes
+from ..judge.tally import Tally
+from ..model.trace import Trace, Untraced
+from ..kernel.waits import Deferred, soon
+
+FORMAT_VERSION = 1
+__all__ = ["MAX_EVENTS", "MAX_SIMULATED_SECONDS", "BoundedEnvironment", "Run", "simulate"]
+SETTLE_SECONDS = 86400.0
+"""How long handlers, messages and restarts may go on after the last client has ended: a day of simulated time."""
+RECOVERY_ROUNDS = 3
+"""How many times a run that ended with abandoned work gives background recovery its chance."""
+
+
+@dataclass
+class Run:
+    """The result of one simulation."""
+
+    scenario: Scenario
+    design: str
+    seed: int
+    trace: Trace | None
+    """Every event, in order; None for a run simulated without a trace (``simulate(..., trace=False)``)."""
+    tables: dict[str, list[dict[str, Any]]]
+    operations: list[OperationResult]
+    state: dict[str, Any]
+    """The API's in-memory state at the end: balance, items, log lines."""
+    fired: list[int]
+    ledger: list = field(default_factory=list)
+    """The payment processor's captures (`idemsim.model.processor.Capture`), in capture order."""
+    tally: Tally = field(default_factory=Tally)
+    """What the checks read, gathered from the trace as it was recorded."""
+    summary: dict[str, Any] = field(default_factory=dict)
+    sim_events: int = 0
+    """SimPy events the run processed (a measure of its work, for `idemsim.bench`)."""
+    facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Facts the properties derive once per run and share (`idemsim.judge.properties`)."""
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name if not self.scenario.variant else f"{self.scenario.name}/{self.scenario.variant}"
+
+    def figure(self, lang: str | None = None):
+        """The run's matplotlib Figure: a time-space diagram (a load: its attempts per second)."""
+        from ..base.i18n import language
+        from ..judge.summary import is_load
+
+        if is_load(self):
+            from ..views.sweep_plot import attempts_figure
+
+            return attempts_figure(self, language(lang))
+        from ..views.figure import run_figure
+
+        return run_figure(self, language(lang))
+
+    def mermaid(self, lang: str | None = None, kind: str = "sequence") -> str:
+        """The run as a Mermaid diagram: ``sequence`` (a sequence diagram) or ``state`` (the key record's)."""
+        from ..base.i18n import language
+        from ..views import mermaid
+
+        draw = {"sequence": mermaid.sequence, "state": mermaid.state}[kind]
+        return draw(self, language(lang))
+
+    def _repr_html_(self) -> str:
+        from ..base.i18n import language
+        from ..views.html import run_html
+
+        return run_html(self, language())
+
+    def trace_json(self) -> list[dict[str, Any]]:
+        """The trace as JSON-ready data, each DB event with the SQL it stands for (`idemsim.model.db.sql.sql_for`)."""
+        return [event_json(event) for event in self.trace]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as JSON-ready data: its trace and its summary."""
+        return {"scenario": self.scenario.name, "variant": self.scenario.variant, "design": self.design,
+                "seed": self.seed, "trace": self.trace_json(), "summary": self.summary}
+
+
+def event_json(event) -> dict[str, Any]:
+    """One event as JSON-ready data; a DB event with the SQL it stands for, rendered now (the model never
+    renders it)."""
+    out = event.to_dict()
+    if out["kind"] in ("db.wait", "db.result"):
+        from ..model.db.sql import sql_for
+
+        out["data"] = {**out["data"], "sql": sql_for(out["data"]["op"], out["data"]["fields"])}
+    return out
+
+
+class BoundedEnvironment(simpy.Environment):
+    """A SimPy environment that refuses to go past ``max_time`` simulated seconds or ``max_events`` events.
+
+    SimPy's ``run`` advances by calling ``step``; checking there bounds every way a run advances. What is
+    reported is the first event that would break a bound, before it is processed: the trace so far is
+    untouched. An empty schedule is left to SimPy (it is a bug in idemsim, not input)."""
+
+    def __init__(self, max_time: float, max_events: int, describe: "str | Message") -> None:
+        super().__init__()
+        self.max_time = max_time
+        self.max_events = max_events
+        self.events = 0
+        self.describe = describe
+        """What runs, for the error message: the scenario's source and the design."""
+
+    def step(self) -> None:
+        """SimPy's ``Environment.step`` (simpy 4.1) with the bounds checked first, in one function: it runs once
+        per event, so every call saved counts."""
+        queue = self._queue
+        if not queue:
+            raise EmptySchedule
+        if queue[0][0] > self.max_time:
+            self._past_time()
+        self.events += 1
+        if self.events > self.max_events:
+            self._past_events()
+        self._now, _, _, event = heappop(queue)
+        callbacks, event.callbacks = event.callbacks, None
+        try:
+            for callback in callbacks:
+                callback(event)
+        except StopSimulation:
+            event.callbacks = callbacks[callbacks.index(callback) + 1:]
+            self.schedule(event, EventPriority(-1))
+            raise
+        if not event._ok and not hasattr(event, "_defused"):
+            exc = type(event._value)(*event._value.args)
+            exc.__cause__ = event._value
+            raise exc
+
+    def run(self, until=None):
+        """SimPy's ``Environment.run`` (simpy 4.1) with `step`'s body in its loop (one call less per event)."""
+        if until is not None:
+            if not isinstance(until, simpy.Event):
+                at = until if isinstance(until, int) else float(until)
+                if at <= self.now:
+                    raise ValueError(f"until ({at}) must be greater than the current simulation time")
+                until = simpy.Event(self)
+                until._ok = True
+                until._value = None
+                self.schedule(until, URGENT, at - self.now)
+            elif until.callbacks is None:
+                return until.value
+            until.callbacks.append(StopSimulation.callback)
+        queue = self._queue
+        max_time = self.max_time
+        left = self.max_events - self.events  # events this run may still process (`events` is set at the end)
+        try:
+            while True:
+                if not queue:
+                    raise EmptySchedule
+                if queue[0][0] > max_time:
+                    self._past_time()
+                left -= 1
+                if left < 0:
+                    self.events = self.max_events + 1
+                    self._past_events()
+                self._now, _, _, event = heappop(queue)
+                callbacks, event.callbacks = event.callbacks, None
+                try:
+                    for callback in callbacks:
+                        callback(event)
+                except StopSimulation:
+                    event.callbacks = callbacks[callbacks.index(callback) + 1:]
+                    self.schedule(event, EventPriority(-1))
+                    raise
+                if not event._ok and not hasattr(event, "_defused"):
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    raise exc
+        except StopSimulation as stop:
+            return stop.args[0]
+        except EmptySchedule:
+            if until is not None:
+                assert not until.triggered
+                raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}') from None
+        finally:
+            if left >= 0:
+                self.events = self.max_events - left
+        return None
+
+    def _past_time(self) -> None:
+        raise InputError("err.run_time", where=self.describe, seconds=self.max_time)
+
+    def _past_events(self) -> None:
+        raise InputError("err.run_events", where=self.describe, events=self.max_events, now=self.now)
+
+
+def unique_constraint(scenario: Scenario, design: str) -> bool:
+    if scenario.api.unique is not None:
+        return scenario.api.unique
+    return design != "check-then-insert"
+
+
+def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None, trace: bool = True, *,
+             stream=None, max_time: float | None = None, max_events: int | None = None) -> Run:
+    """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's).
+
+    With ``trace`` (the default) the run keeps every event in ``Run.trace``; without, it keeps only what the
+    summary and the properties need (its `idemsim.judge.tally.Tally`), gathered as the run goes, and ``Run.trace`` is
+    None: the summary, the properties and `idemsim.judge.measures.of_run` are the same either way. ``stream``, a
+    callable, is given each `idemsim.model.trace.Event` as it is recorded, and the run then keeps none of them (a view
+    that writes the trace as it is produced).
+
+    ``max_time`` bounds the simulated time (default: the bound the scenario was validated against, else
+    `MAX_SIMULATED_SECONDS`), ``max_events`` the events (default `MAX_EVENTS`, plus `EVENTS_PER_ATTEMPT` for
+    each attempt the clients may make); a run that would pass either raises `InputError`."""
+    with collector.quiet(model_only=stream is None and (design or scenario.design) in SHIPPED):
+        return _simulate(scenario, design, seed, trace, stream, max_time, max_events)
+
+
+def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: bool, stream,
+              max_time: float | None, max_events: int | None) -> Run:
+    design = design or scenario.design
+    seed = scenario.seed if seed is None else seed
+    if max_time is None:
+        max_time = scenario._max_time if scenario._max_time is not None else MAX_SIMULATED_SECONDS
+    source = scenario._source or Message("err.where.scenario", name=repr(scenario.name))
+    env = BoundedEnvironment(max_time, MAX_EVENTS if max_events is None else max_events,
+                             Message("err.where.design", source=source, design=design))
+    tally = Tally()
+    if stream is not None:
+        recorder = Trace(observers=(tally.observe, stream), keep=False)
+    elif trace:
+        recorder = Trace(observers=(tally.observe,))
+    else:
+        recorder = Untraced(tally)
+    trace = recorder
+    rng = random.Random(seed)
+    plan = FaultPlan(scenario.faults, rng, {"request": scenario.network.request,
+                                           "response": scenario.network.response})
+    network = Network(env, plan, trace)
+    if isinstance(trace, Trace):
+        db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_recorder(trace))
+    else:
+        db = Database(env, unique_key=unique_constraint(scenario, design), on_event=_db_tally(tally),
+                      on_result=tally.result)
+    processor = Processor(env, scenario.processor, scenario.api.charge_seconds, plan, trace, scenario.api.charge)
+    api = Api(env, db, processor, design, scenario.api, plan, trace)
+    in_turn = range(0)
+    """The indices into the clients of the operations that run one after another (sequential arrivals)."""
+    if scenario.arrivals is not None:
+        if scenario.arrivals.process == "sequential":
+            in_turn = range(len(scenario.operations), len(scenario.operations) + scenario.arrivals.count)
+        scenario = with_arrivals(scenario, rng)
+    operations = scenario.operations
+    per_operation = scenario.client.key_strategy == "per-operation"
+    keys = [operation.key or make_key(rng) if per_operation else None for operation in shapes(operations)]
+    budgets: dict[str, TokenBucket] = {}
+
+    def budget(operation, policy) -> TokenBucket:
+        return budgets.setdefault(operation.client, TokenBucket(policy))
+
+    copies = [(dup.op, dup.at) for _, dup in plan.duplicates()]  # each names an operation: `Scenario` checked it
+    attempts = 0
+    for i, operation in enumerate(shapes(operations), start=1):  # random double clicks, from the run's RNG
+        config = _config(scenario, operation)
+        attempts += config.max_attempts
+        if config.duplicate_rate and rng.random() < config.duplicate_rate:
+            copies.append((i, operations[i - 1].at + config.duplicate_delay))
+    written = len(keys)
+    results: list = [None] * (written + len(copies))
+    """Each client's `OperationResult`, in client order, put in when the client is made."""
+
+    generated = len(operations.written) if isinstance(operations, Arrived) else written
+    """The index of the first generated operation (`Arrived`): each is its template but for its ``at``."""
+
+    def client(i: int) -> Client:
+        """The client of index ``i``, made when it starts (a load's clients are not all held at once)."""
+        if i < written:
+            operation = operations[i] if i < generated else operations.template  # (not a copy per client)
+            key, logical = keys[i], None
+        else:
+            logical, starts_at = copies[i - written]
+            original = operations[logical - 1]
+            operation = original.model_copy(update={"at": starts_at, "client": f"{original.client}-dup"})
+            key = keys[logical - 1]
+        config = _config(scenario, operation)
+        made = Client(env, i + 1, operation, config, rng, network, api, trace, key=key, logical=logical,
+                      budget=None if config.retry_budget is None else budget(operation, config.retry_budget),
+                      at=at(i))
+        results[i] = made.result
+        return made
+
+    if max_events is None:
+        attempts += sum(_config(scenario, operations[op - 1]).max_attempts for op, _ in copies)
+        env.max_events = MAX_EVENTS + EVENTS_PER_ATTEMPT * attempts
+
+    def at(i: int) -> float:
+        if i >= written:
+            return copies[i - written][1]
+        return operations.times[i - len(operations.written)] if isinstance(operations, Arrived) and \
+            i >= len(operations.written) else operations[i].at
+
+    ended, one_ended = _countdown(env, len(results) - len(in_turn) + (1 if in_turn else 0))
+    starts = _Starts(env, at, client, one_ended)
+    starts.schedule([i for i in range(len(results)) if i not in in_turn])
+    if in_turn:
+        env.process(_one_after_another(env, client, in_turn)).callbacks.append(one_ended)
+    env.run(until=ended)
+
+    def settle() -> None:
+        deadline = env.now + SETTLE_SECONDS
+        while api.in_flight or network.in_flight or processor.in_flight:
+            if env.peek() > deadline:
+                working = [Message("err.run_handler", name=name, request=h.request.id)
+                           for name, h in api.handlers.items()]
+                raise InputError("err.run_settle", design=repr(design), working=working or Message("err.run_work"),
+                                 seconds=SETTLE_SECONDS)
+            env.step()
+
+    settle()
+    for _ in range(RECOVERY_ROUNDS):
+        horizon = api.recovery_horizon()
+        if horizon is None:
+            break
+        env.run(until=env.now + horizon + 1e-9)
+        settle()
+    state = {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}
+    fired, ledger, events = list(plan.fired), list(processor.ledger), env.events
+    kept = trace if isinstance(trace, Trace) else None
+    # The run is over: its pending timers, and with them the model (handlers, the API), are let go
+    # before the tables and the summary are made, and the database once the tables are, so that the peak of
+    # memory is not the model's and the summary's together.
+    _let_go(env, processor.timeouts, starts.waiting)
+    del env, api, processor, network, plan, recorder, trace
+    tables = db.take_tables()
+    del db
+    run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)
+    run.summary = summarize(run)
+    return run
+
+
+def _let_go(env: simpy.Environment, *deferred: Deferred) -> None:
+    """Empty the schedule of a finished run and the queues kept beside it (``deferred``), and free what their
+    pending events held at once.
+
+    A background process (the reaper, the completer, recovery) waits on a timeout to the end: the process holds
+    the timeout (its target) and the timeout the process (its callback), a cycle through which the process's
+    generator kept the API, and with it the database, until the collector ran (rarely, after a run: see
+    `idemsim.kernel.collector`); an event waiting in a `Deferred` holds it through its first callback. With the
+    callbacks of the pending events dropped, reference counting frees them here."""
+    for entry in env._queue:
+        entry[3].callbacks = None
+    env._queue.clear()
+    for waiting in deferred:
+        waiting.clear()
+
+
+def _countdown(env: simpy.Environment, count: int) -> tuple[simpy.Event, Callable[[Any], None]]:
+    """An event, and the callback that triggers it at its ``count``-th call: given to each of ``count``
+    processes as they start, it triggers when the last has ended, exactly when ``simpy.AllOf`` of them would,
+    without holding the processes (each is let go when it ends)."""
+    ended = env.event()
+    left = count
+
+    def one_ended(_event) -> None:
+        nonlocal left
+        left -= 1
+        if left == 0:
+            ended.succeed()
+
+    return ended, one_ended
+
+
+class _Start:
+    """One client's process before it starts: an event in the schedule, nothing more (see `_Starts`)."""
+
+    __slots__ = ("callbacks", "index")
+    _ok = True
+    _value = None
+
+    def __init__(self, index: int, callbacks: tuple) -> None:
+        self.callbacks = callbacks
+        self.index = index
+
+
+class _Starts:
+    """Starts the clients' processes as ``env.process(client.run())`` made for each up front would, with the
+    same events in the same order, but makes each client only when it is due: a load does not hold a client,
+    a process and a generator per operation from the start.
+
+    Each client's `_Start` is scheduled where SimPy schedules a new process's ``Initialize`` (urgent, now);
+    when it fires, it waits until the operation's ``at`` as ``Client.run``'s first ``yield env.timeout(…)``
+    would (the same event, at the same moment); then the client is made and its process resumed as a process
+    resumed by that timeout is: its generator runs at once, and finds nothing left to wait for."""
+
+    def __init__(self, env: simpy.Environment, at: Callable[[int], float], client: Callable[[int], Client],
+                 ended: Callable[[Any], None]) -> None:
+        self.env = env
+        self.at = at
+        self.client = client
+        self.ended = ended
+        self.first = (self._initialize,)
+        self.then = (self._due,)
+        self.waiting = Deferred(env)
+        """The starts waiting for their operation's time, only the next of them in the schedule."""
+
+    def schedule(self, indices: list[int]) -> None:
+        """Start these clients, in this order, where their processes made now would start. Their ``Initialize``
+        events, urgent, due now and scheduled one after the other, would be processed one after the other with
+        nothing in between (what they schedule comes after them): one urgent event starting them all in turn
+        does the same."""
+        soon(self.env, lambda _event: self._initialize_all(indices))
+
+    def _initialize_all(self, indices: list[int]) -> None:
+        first = self.first
+        for index in indices:
+            self._initialize(_Start(index, first))
+
+    def _initialize(self, start: _Start) -> None:
+        env = self.env
+        at = self.at(start.index)
+        if at > env._now:
+            start.callbacks = self.then
+            self.waiting.schedule(start, at - env._now)
+        else:
+            self._run(start)
+
+    def _due(self, start: _Start) -> None:
+        self.waiting.processed()
+        self._run(start)
+
+    def _run(self, start: _Start) -> None:
+        process = simpy.Process.__new__(simpy.Process)  # ``simpy.Process`` (simpy 4.1) without its Initialize
+        process.env = self.env
+        process.callbacks = [self.ended]
+        process._generator = self.client(start.index).run()
+        process._target = start
+        process._resume(start)
+
+
+def _one_after_another(env: simpy.Environment, client: Callable[[int], Client], in_turn: range):
+    """Sequential arrivals: each operation starts when the one before it has ended."""
+    for i in in_turn:
+        yield env.process(client(i).run())
+
+
+def with_arrivals(scenario: Scenario, rng: random.Random) -> Scenario:
+    """The scenario with its ``[arrivals]`` written out as operations (`idemsim.scenario.schema.Arrived`), numbered
+    after the written ones; a poisson process draws its gaps from ``rng`` before anything else does."""
+    arrivals = scenario.arrivals
+    operations = Arrived(list(scenario.operations), arrivals.operation, arrivals.times(rng))
+    return scenario.model_copy(update={"operations": operations, "arrivals": None})
+
+
+def _config(scenario: Scenario, operation):
+    return operation.retry or scenario.client
+
+
+def _db_recorder(trace: Trace):
+    """Turns the DB model's events into trace events; the reaper's empty sweeps are left out."""
+
+    def record(event: DbEvent) -> None:
+        if event.kind == "wait":
+            trace.record(event.t, event.conn, "db.wait", "db", op=event.op, fields=event.fields,
+                         blocked_by=event.blocked_by)
+            return
+        r = event.result
+        if event.conn in ("reaper", "recovery") and not r.rows and not r.error:
+            return
+        trace.record(event.t, event.conn, "db.result", "db", op=event.op, fields=event.fields, rows=r.rows,
+                     row=r.row, error=r.error, id=r.id, waited=round(r.waited, 6), blocked_by=list(r.blocked_by))
+
+    return record
+
+
+def _db_tally(tally: Tally):
+    """Without a trace: the DB model's waits go to the tally directly."""
+    take_wait = tally.takes()["db.wait"]
+
+    def record(event: DbEvent) -> None:
+        if event.kind == "wait":
+            take_wait(event.t, event.conn, None)
+
+    return record
