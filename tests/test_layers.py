@@ -1,0 +1,119 @@
+"""The house's floors: what may import what, read from the code's own imports (ast), top-level and in functions.
+
+idemsim/ is laid out as its architecture, one folder a floor, from the bottom:
+
+    base/      errors, the catalogue of words, HTTP messages, the input's field types, files     (imports nothing)
+    kernel/    the engine's tricks: SimPy's and CPython's internals, in one room
+    model/     the simulated world: client, network, API, designs, processor, faults, trace, db/
+    scenario/  what a run simulates: the schema of scenario files and their loading
+    judge/     what a finished run shows: tally, properties, summary, measures, statistics
+    views/     a finished run drawn one way (text, figure, Mermaid, HTML); they never run anything
+    runners/   what runs the model: simulation, compare, sweep, explore
+    proof/     the DB model held against a real PostgreSQL (schedules, the runner, the agreement rule)
+    idemsim/__init__.py  the public face: what a notebook imports
+    cli/       the command line, on top (and ``python -m idemsim.bench`` beside it)
+
+A module imports only from its own floor and the floors below it; the model imports only base/ and kernel/;
+nothing imports the CLI or the benchmark; and no module imports itself back through others (no circle).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "idemsim"
+FLOORS = ["base", "kernel", "model", "scenario", "judge", "views", "runners", "proof", "", "cli"]
+"""The floors, from the bottom up; ``""`` is the public face, ``idemsim/__init__.py``."""
+TOP = {"idemsim.bench"}
+"""Above every floor: ``python -m idemsim.bench``."""
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports(name: str, path: Path) -> set[str]:
+    """The idemsim modules that ``name`` imports, anywhere in the file (a name imported from a package counts
+    as that package's module when it is one)."""
+    known = modules()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "idemsim"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif (node.module or "").split(".")[0] == "idemsim":
+                target = node.module
+            else:
+                continue
+            for alias in node.names:
+                found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in known else target)
+    return {m for m in found if m != name}
+
+
+def floor(name: str) -> int | None:
+    parts = name.split(".") + [""]
+    return FLOORS.index(parts[1]) if parts[1] in FLOORS else None
+
+
+GRAPH = {name: imports(name, path) for name, path in modules().items()}
+
+
+class TestFloors:
+    def test_every_module_lives_on_a_floor(self):
+        """Every module is on one of the floors, but the public face and the benchmark above them."""
+        assert [name for name in GRAPH if floor(name) is None and name not in TOP] == []
+
+    @pytest.mark.parametrize("name", sorted(GRAPH))
+    def test_a_module_imports_only_its_floor_and_those_below(self, name):
+        """No import runs back up: a module's imports are on its own floor or lower."""
+        if name in TOP:
+            return
+        here = floor(name)
+        up = sorted(m for m in GRAPH[name] if m in TOP or floor(m) > here)
+        assert up == [], f"{name} imports from a floor above it"
+
+    def test_the_model_imports_only_the_foundation_and_the_kernel(self):
+        """model/ reads as the simulated world alone: base/ and kernel/ are all it stands on."""
+        allowed = {"base", "kernel", "model"}
+        wrong = {name: sorted(m for m in deps if m.split(".")[1] not in allowed)
+                 for name, deps in GRAPH.items() if floor(name) == FLOORS.index("model")}
+        assert {name: deps for name, deps in wrong.items() if deps} == {}
+
+    def test_nothing_imports_the_cli_or_the_benchmark(self):
+        """The command line and the benchmark are the top: only the CLI's own modules import the CLI."""
+        wrong = sorted((name, m) for name, deps in GRAPH.items() for m in deps
+                       if (m == "idemsim.bench" or floor(m) == FLOORS.index("cli")) and floor(name) != floor(m))
+        assert wrong == []
+
+    def test_no_circle(self):
+        """No module reaches itself again through the modules it imports."""
+        seen: dict[str, int] = {}
+        circles = []
+
+        def visit(name: str, path: list[str]) -> None:
+            seen[name] = 1
+            for dep in sorted(GRAPH.get(name, ())):
+                if dep not in GRAPH:
+                    continue
+                if seen.get(dep) == 1:
+                    circles.append(path[path.index(dep):] + [dep])
+                elif dep not in seen:
+                    visit(dep, path + [dep])
+            seen[name] = 2
+
+        for name in sorted(GRAPH):
+            if name not in seen:
+                visit(name, [name])
+        assert circles == []
