@@ -1,18 +1,97 @@
-"""One catalogue, two languages (`idemsim.base.i18n`): no message exists in one language only."""
+"""One catalogue per language (`idemsim.base.i18n`): a file each, the same messages in every one, no message
+exists in one language only, and a language is added by adding a file."""
 
 from __future__ import annotations
 
+import json
 import re
-
 import string
+from pathlib import Path
 
 import pytest
 
-from idemsim.base.i18n import LANGS, MESSAGES, language, text
+from idemsim.base.i18n import LANGS, MESSAGES, MESSAGES_DIR, language, languages_in, messages_in, text
+
+LANGUAGE_FILES = sorted(Path(MESSAGES_DIR).glob("*.json"))
+
+PLURAL_ENDING = re.compile(r"s\d*")
+"""The fields English fills with a plural ending (``diagram{s}``, ``{s2}``); a language without plurals leaves them
+out."""
 
 
 def fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def catalogue(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class TestTheLanguageFiles:
+    def test_english_and_japanese_are_shipped(self):
+        """idemsim/base/messages holds en.json and ja.json."""
+        assert {path.name for path in LANGUAGE_FILES} >= {"en.json", "ja.json"}
+
+    @pytest.mark.parametrize("path", LANGUAGE_FILES, ids=lambda path: path.name)
+    def test_a_file_maps_message_ids_to_texts(self, path):
+        """A language file is one JSON object whose every value is a text (a format string)."""
+        messages = catalogue(path)
+        assert isinstance(messages, dict) and messages
+        assert [message for message, template in messages.items() if not isinstance(template, str)] == []
+
+    @pytest.mark.parametrize("path", LANGUAGE_FILES, ids=lambda path: path.name)
+    def test_every_file_holds_exactly_the_messages_of_english(self, path):
+        """Every language file has the same message ids as en.json: none missing, none extra."""
+        english, messages = set(catalogue(Path(MESSAGES_DIR) / "en.json")), set(catalogue(path))
+        assert (sorted(english - messages), sorted(messages - english)) == ([], [])
+
+    @pytest.mark.parametrize("path", LANGUAGE_FILES, ids=lambda path: path.name)
+    def test_every_message_takes_the_fields_of_its_english(self, path):
+        """Each message of a file fills the same ``{name}`` fields as its English (none lost, none invented), but
+        for English's plural endings (``s``, ``s2``), which a language without plurals may leave out."""
+        english = catalogue(Path(MESSAGES_DIR) / "en.json")
+        differ = {}
+        for message, template in catalogue(path).items():
+            if message not in english:
+                continue  # an extra message is the test above's to report
+            lost, invented = fields(english[message]) - fields(template), fields(template) - fields(english[message])
+            if invented or not all(PLURAL_ENDING.fullmatch(name) for name in lost):
+                differ[message] = (sorted(lost), sorted(invented))
+        assert differ == {}
+
+    @pytest.mark.parametrize("path", LANGUAGE_FILES, ids=lambda path: path.name)
+    def test_a_file_is_written_one_message_a_line_in_the_order_of_english(self, path):
+        """A file lists its messages in the order of en.json, one a line, as written by ``json.dumps(messages,
+        ensure_ascii=False, indent=2)``: the files read side by side, and a change is a one-line diff."""
+        messages = catalogue(path)
+        assert list(messages) == list(catalogue(Path(MESSAGES_DIR) / "en.json"))
+        assert path.read_text(encoding="utf-8") == json.dumps(messages, ensure_ascii=False, indent=2) + "\n"
+
+
+class TestTheLoader:
+    def test_the_languages_are_the_files_present_english_first(self, tmp_path):
+        """Each ``<lang>.json`` of a folder is a language, English first and the others by name; other files are
+        not languages."""
+        for name in ("ja.json", "de.json", "en.json", "README.md"):
+            (tmp_path / name).write_text("{}", encoding="utf-8")
+        assert languages_in(str(tmp_path)) == ("en", "de", "ja")
+
+    def test_adding_a_file_adds_a_language(self, tmp_path):
+        """A folder with one more file has one more language, whose texts the catalogue reads beside the others."""
+        (tmp_path / "en.json").write_text(json.dumps({"greeting": "hello {name}"}), encoding="utf-8")
+        (tmp_path / "fr.json").write_text(json.dumps({"greeting": "bonjour {name}"}), encoding="utf-8")
+        assert languages_in(str(tmp_path)) == ("en", "fr")
+        assert messages_in(str(tmp_path), ("en", "fr")) == {"greeting": {"en": "hello {name}", "fr": "bonjour {name}"}}
+
+    def test_the_shipped_languages_are_english_then_japanese(self):
+        """`LANGS` is the languages of idemsim/base/messages: en, then ja."""
+        assert LANGS == languages_in(MESSAGES_DIR) == ("en", "ja")
+
+    def test_the_catalogue_is_the_files_read_together(self):
+        """`MESSAGES` holds, for each message id in the order of en.json, its text in every language file."""
+        assert MESSAGES == messages_in(MESSAGES_DIR, LANGS)
+        assert list(MESSAGES) == list(catalogue(Path(MESSAGES_DIR) / "en.json"))
+        assert MESSAGES["state.in_progress"] == {"en": "in_progress", "ja": "処理中"}
 
 
 class TestTheCatalogue:
@@ -21,12 +100,6 @@ class TestTheCatalogue:
         """Each message has a non-empty text in English and in Japanese, and nothing else."""
         assert set(MESSAGES[message]) == set(LANGS)
         assert all(MESSAGES[message][lang].strip() or MESSAGES[message]["en"] == "" for lang in LANGS)
-
-    @pytest.mark.parametrize("message", sorted(MESSAGES))
-    def test_both_languages_take_the_same_fields(self, message):
-        """A message's Japanese fills the same fields as its English (none lost, none invented)."""
-        en, ja = (fields(MESSAGES[message][lang]) for lang in ("en", "ja"))
-        assert ja <= en and all(re.fullmatch(r"s\d*", f) for f in en - ja)  # English plurals ("s", "s2") have no Japanese
 
     def test_the_language_comes_from_the_call_the_environment_or_english(self, monkeypatch):
         """An explicit language wins, then IDEMSIM_LANG, then English; an unknown one falls back to English."""
@@ -53,10 +126,10 @@ COMMANDS = [
     ("run", "lost-response"),
     ("run", "crash-after-processor", "--design", "same-tx"),
     ("run", "pool"),
-    ("list",),
+    pytest.param(("list",), marks=pytest.mark.slow),
     ("show", "lost-response"),
     ("compare", "crash-after-processor"),
-    ("explore", "naive", "--max-examples", "20"),
+    pytest.param(("explore", "naive", "--max-examples", "20"), marks=pytest.mark.slow),
     ("sweep", "loss", "--vary", "network.response.loss=0,0.3", "--design", "naive", "--seeds", "2", "--workers",
      "1", "--quiet"),
 ]
