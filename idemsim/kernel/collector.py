@@ -22,7 +22,20 @@ such a run goes, the collector is only slowed, and still collects them within `T
 It nests and is safe to use from several threads at once: the thresholds change when the first run starts and
 come back when the last one ends, and nothing is frozen while any run of code not the model's goes. Nothing is
 frozen or unfrozen either if something else froze objects before the first run started (`gc.freeze`, as
-``idemsim``'s command does as it exits): unfreezing would undo that.
+``idemsim``'s command does as it exits, `before_exit`): unfreezing would undo that.
+
+Where it acts: only in a process idemsim owns, unless asked. The thresholds are the whole process's, and
+`gc.freeze` and `gc.unfreeze` move every object the collector tracks, not only the run's: in a notebook, a test or
+a program that imports idemsim they would move its objects too. So `quiet` does nothing there (a load pays for the
+collector, a few per cent), and acts in a process that called `own_process`: ``idemsim``'s command (its entry
+point), ``python -m idemsim.bench`` and the worker processes a sweep starts
+(`idemsim.runners.sweep.executor_for`), which run nothing but idemsim. ``simulate(..., quiet_collector=True)``
+asks for it for one run anywhere (and ``False`` refuses it), ``quiet(wanted=...)`` here.
+
+Relies on CPython's ``gc`` (checked against CPython 3.11.7; see `idemsim.kernel`): three generations and their
+thresholds, ``gc.callbacks`` called with ``"start"`` before a collection and ``info["generation"]``,
+``gc.freeze`` moving every tracked object to the permanent generation and ``gc.unfreeze`` moving them all to
+the oldest generation, and ``gc.get_freeze_count``.
 """
 
 from __future__ import annotations
@@ -46,12 +59,31 @@ _others = 0
 _saved: tuple[int, ...] | None = None
 _may_freeze = False
 """Whether nothing was frozen when the first run started."""
+_owned = False
+"""Whether idemsim owns this process (`own_process`)."""
+
+
+def own_process(owned: bool = True) -> None:
+    """Say that idemsim owns this process (``owned``; False: no longer): every run in it quiets the collector
+    unless told not to. For entry points that run nothing but idemsim (the command line, the benchmark, a sweep's
+    worker processes): see the module's docstring."""
+    global _owned
+    _owned = owned
+
+
+def owns_process() -> bool:
+    """Whether idemsim owns this process (`own_process`): whether runs quiet the collector when not told."""
+    return _owned
 
 
 @contextmanager
-def quiet(model_only: bool = False) -> Iterator[None]:
+def quiet(model_only: bool = False, wanted: bool | None = None) -> Iterator[None]:
     """Collect rarely inside the block, and examine nothing while only runs of the model's code alone
-    (``model_only``) go (see the module's docstring)."""
+    (``model_only``) go (see the module's docstring); if ``wanted`` (None: if idemsim owns the process,
+    `owns_process`), else do nothing at all."""
+    if not (_owned if wanted is None else wanted):
+        yield
+        return
     global _depth, _others, _saved, _may_freeze
     with _lock:
         _depth += 1
@@ -95,3 +127,11 @@ def _age() -> None:
     one.)"""
     gc.freeze()
     gc.unfreeze()
+
+
+def before_exit() -> None:
+    """The process is about to end (its output written): move every object out of the collector's sight
+    (`gc.freeze`), so that Python's last collection at exit does not examine them all to find nothing (25-45 ms
+    of every ``idemsim`` command). Everything is still released as the interpreter ends, and exit hooks still
+    run. Only for an entry point that owns the process."""
+    gc.freeze()

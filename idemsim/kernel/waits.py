@@ -8,6 +8,18 @@ so is scheduled, processed and resumes its process in exactly the same order as 
 triggered (scheduled once, at the current time) when the first of the two is processed; whether an event "fired"
 is whether it has been processed by the time the waiter resumes (`fired`), which is what ``event in a | b``'s
 value tells. Neither event may fail.
+
+Beside it, the other events the model makes most often, each made and scheduled in one call where SimPy takes
+several, at exactly the place in the schedule SimPy would give it: `timeout` (``env.timeout``), `soon` and `later`
+(what a process started now would do first, or after a wait), `Task` (a process nothing waits for) and
+`Deferred` (events kept out of the schedule until they are the next of their kind).
+
+Relies on (SimPy 4.1, checked against 4.1.2; see `idemsim.kernel`): the schedule ``env._queue`` (a heap of
+``(time, priority, sequence number, event)``, pushed to directly), ``env._now``, ``env._eid``,
+``env._active_proc``; events made with ``__new__`` and their ``env``, ``callbacks``, ``_ok``, ``_value`` (``PENDING``
+while untriggered), ``_defused`` and a `Timeout`'s ``_delay`` set as their ``__init__`` sets them; `Initialize`,
+the ``NORMAL``/``URGENT`` priorities and ``_describe_frame`` of ``simpy.events``; and `Task._resume`, SimPy 4.1's
+``Process._resume`` copied but for what a process does when its generator returns.
 """
 
 from __future__ import annotations

@@ -227,9 +227,9 @@ class Client:
 
     def run(self):
         env, operation, config, trace = self.env, self.operation, self.config, self.trace
-        if self.at > env._now:
-            yield env.timeout(self.at - env._now)
-        start = env._now
+        if self.at > env.now:
+            yield env.timeout(self.at - env.now)
+        start = env.now
         r = self.result
         r.started = start
         complete = trace.complete  # (events the tally does not take are not recorded without a trace)
@@ -245,7 +245,7 @@ class Client:
             # -- one attempt: send, then wait for the answer or the timeout, whichever comes first
             reply = Event(env)
             self._waiting[request.id] = reply
-            sent = env._now
+            sent = env.now
             trace.attempt_send(sent, self.name, self.op, attempt, request.id, key, request.method, request.path,
                                request.body)
             respond = self._respond_to(request)
@@ -259,34 +259,34 @@ class Client:
             else:
                 status = None
                 if complete:
-                    trace.record(env._now, self.name, "attempt.timeout", None, op=self.op, attempt=attempt,
+                    trace.record(env.now, self.name, "attempt.timeout", None, op=self.op, attempt=attempt,
                                  request=request.id, after=config.timeout)
             # -- what the attempt tells
             outcome = classify(status, operation.method)
             r.attempts, r.status, r.outcome = attempt, status, outcome
             r.statuses = _seen(r.statuses, status)
             r.keys = r.keys + [key]
-            trace.attempt_end(env._now, self.name, self.op, attempt, outcome, status, sent)
+            trace.attempt_end(env.now, self.name, self.op, attempt, outcome, status, sent)
             if outcome == "ok" and self.budget is not None:
                 self.budget.succeeded()
             if outcome != "info" or attempt == config.max_attempts:
                 break
             delay = config.backoff_before(attempt, self.rng)
-            if config.retry_window is not None and env._now + delay - start > config.retry_window:
-                trace.record(env._now, self.name, "client.give_up", None, op=self.op,
+            if config.retry_window is not None and env.now + delay - start > config.retry_window:
+                trace.record(env.now, self.name, "client.give_up", None, op=self.op,
                              reason="retry window closed")
                 break
             if self.budget is not None and not self.budget.take(timed_out=status is None):
-                trace.record(env._now, self.name, "client.give_up", None, op=self.op,
+                trace.record(env.now, self.name, "client.give_up", None, op=self.op,
                              reason="retry budget exhausted")
                 break
             if complete:
-                trace.record(env._now, self.name, "client.backoff", None, op=self.op, seconds=delay)
+                trace.record(env.now, self.name, "client.backoff", None, op=self.op, seconds=delay)
             if delay:
                 yield timeout(env, delay)
-        r.ended = env._now
+        r.ended = env.now
         if complete:
-            trace.record(env._now, self.name, "op.end", None, op=self.op, outcome=r.outcome,
+            trace.record(env.now, self.name, "op.end", None, op=self.op, outcome=r.outcome,
                          status=r.status, attempts=r.attempts)
 
     def _respond_to(self, request: Request):
@@ -296,7 +296,7 @@ class Client:
             def arrive() -> None:
                 waiting = self._waiting.get(request.id)
                 if self.trace.complete:
-                    self.trace.record(self.env._now, src, "response.arrive", self.name, request=request.id,
+                    self.trace.record(self.env.now, src, "response.arrive", self.name, request=request.id,
                                       status=response.status, body=response.body, ignored=waiting is None)
                 if waiting is not None and not waiting.triggered:
                     waiting.succeed(response)

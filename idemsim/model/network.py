@@ -100,7 +100,7 @@ class Network:
         fate = self.plan.message(message, op, attempt)
         self.in_flight += 1
         if not fate.lost and self.plan.outages and src != "gateway":
-            outage = self.plan.outage(self.env._now, self.env._now + fate.latency)
+            outage = self.plan.outage(self.env.now, self.env.now + fate.latency)
             if outage is not None:
                 index, fault = outage
                 if message == "request" and fault.mode == "503" and unavailable is not None:
@@ -117,7 +117,7 @@ class Network:
         message, request_id, src, dst, fate = message_lost
         self.in_flight -= 1
         if self.trace.complete:  # (the tally takes no loss: without a trace, it is not recorded)
-            self.trace.record(self.env._now, "net", f"{message}.lost", None, request=request_id,
+            self.trace.record(self.env.now, "net", f"{message}.lost", None, request=request_id,
                               fault=fate.fault, src=src, dst=dst)
 
     def _arrived(self, deliver: Callable[[], None]) -> None:

@@ -130,7 +130,7 @@ class Processor:
         request_id = request.id if request is not None else None
         if self.trace.complete:  # (events the tally does not take are not recorded without a trace)
             kind = "processor.lookup" if amount is None else "processor.call"
-            self.trace.record(env._now, caller, kind, "processor", request=request_id, amount=amount,
+            self.trace.record(env.now, caller, kind, "processor", request=request_id, amount=amount,
                               key=key, latency=self.config.latency)
         call = _Call(caller, request, request_id, amount, key, Event(env))
         self.in_flight += 1
@@ -139,7 +139,7 @@ class Processor:
         call.waiting = False
         if call.reply.triggered:
             return call.reply.value
-        self.trace.record(env._now, caller, "processor.timeout", None, request=request_id, after=wait)
+        self.trace.record(env.now, caller, "processor.timeout", None, request=request_id, after=wait)
         return ProcessorAnswer("timeout")
 
     # The processor's side of a call, step by step: each step runs when the event before it is processed and
@@ -162,11 +162,11 @@ class Processor:
             answer = ProcessorAnswer("not_found")
         elif answer is not None:
             kind = "processor.in_use" if answer.outcome == "in_use" else "processor.replay"
-            self.trace.record(env._now, "processor", kind, None, request=call.request_id, key=key,
+            self.trace.record(env.now, "processor", kind, None, request=call.request_id, key=key,
                               capture=answer.capture)
         else:
             if key is not None:
-                self._keys[key] = (env._now, None)
+                self._keys[key] = (env.now, None)
             seconds = self.capture_seconds if self._draw_capture is None else self._draw_capture(self.plan.rng)
             if seconds:
                 timeout(env, seconds).callbacks.append(lambda _event: self._captured(call))
@@ -186,7 +186,7 @@ class Processor:
         if key is None or key not in self._keys:
             return None
         since, answer = self._keys[key]
-        if self.env._now >= since + self.config.key_ttl:
+        if self.env.now >= since + self.config.key_ttl:
             del self._keys[key]
             return None
         if answer is None:
@@ -197,13 +197,13 @@ class Processor:
         env = self.env
         request_id = request.id if request is not None else None
         if request is not None and self.plan.processor_error(request.op, request.attempt):
-            self.trace.record(env._now, "processor", "processor.decline", None, request=request_id, key=key,
+            self.trace.record(env.now, "processor", "processor.decline", None, request=request_id, key=key,
                               fault=self.plan.fired[-1])
             return ProcessorAnswer("declined")
-        capture = Capture(f"cap_{len(self.ledger) + 1}", amount, key, env._now, request_id, caller)
+        capture = Capture(f"cap_{len(self.ledger) + 1}", amount, key, env.now, request_id, caller)
         self.ledger.append(capture)
         if self.trace.complete:  # (the tally does not take it: without a trace, it is not recorded)
-            self.trace.record(env._now, "processor", "processor.capture", None, capture=capture.id, amount=amount,
+            self.trace.record(env.now, "processor", "processor.capture", None, capture=capture.id, amount=amount,
                               key=key, request=request_id, caller=caller)
         return ProcessorAnswer("captured", capture.id, amount)
 
@@ -212,7 +212,7 @@ class Processor:
         env, latency, request = self.env, self.config.latency, call.request
         lost = self.plan.processor_response(request.op, request.attempt) if request is not None else None
         if self.trace.complete:
-            self.trace.record(env._now, "processor", "processor.answer", call.caller, request=call.request_id,
+            self.trace.record(env.now, "processor", "processor.answer", call.caller, request=call.request_id,
                               outcome=answer.outcome, capture=answer.capture, replayed=answer.replayed,
                               latency=latency)
         if lost is not None:
@@ -227,13 +227,13 @@ class Processor:
 
     def _lost(self, call: "_Call", fault: int) -> None:
         self.in_flight -= 1
-        self.trace.record(self.env._now, "net", "processor.lost", None, request=call.request_id, fault=fault,
+        self.trace.record(self.env.now, "net", "processor.lost", None, request=call.request_id, fault=fault,
                           src="processor", dst=call.caller)
 
     def _arrived(self, call: "_Call", answer: ProcessorAnswer) -> None:
         self.in_flight -= 1
         if not call.waiting:  # the caller gave up (its timeout came first)
-            self.trace.record(self.env._now, "processor", "processor.ignored", call.caller,
+            self.trace.record(self.env.now, "processor", "processor.ignored", call.caller,
                               request=call.request_id)
             return
         call.reply.succeed(answer)

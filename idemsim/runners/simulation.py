@@ -9,28 +9,32 @@ derives from them. Nothing here reads the wall clock or the global RNG: the same
 Every run is bounded: its simulated clock never passes ``max_time`` (`MAX_SIMULATED_SECONDS` unless the
 scenario was validated against another bound, ``--max-time``) and it processes at most `MAX_EVENTS` events plus
 `EVENTS_PER_ATTEMPT` for each attempt its clients may make (a load of a thousand purchases needs more than one);
-a run that would go further stops with an `InputError` naming the bound (`BoundedEnvironment`). The scenario's
-validation has already refused any single time longer than the bound, so what stops here is a combination
-(many long attempts, a long exponential tail) or a background process ticking through a long run.
+a run that would go further stops with an `InputError` naming the bound (`idemsim.kernel.loop.BoundedEnvironment`).
+The scenario's validation has already refused any single time longer than the bound, so what stops here is a
+combination (many long attempts, a long exponential tail) or a background process ticking through a long run.
+
+The engine's tricks that keep a run fast (the bounded loop, the clients started when due, the schedule let go
+at the end, the collector kept out of the way) are the kernel's (`idemsim.kernel`); this module uses SimPy as
+SimPy is documented.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from heapq import heappop
 from typing import Any, Callable
 
 import simpy
-from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import NORMAL, URGENT, EventPriority
 
 from ..kernel import collector
+from ..kernel.loop import BoundedEnvironment, let_go
+from ..kernel.starts import Starts
 from ..model.api import Api
+from ..judge.run_summary import Summary
 from ..judge.summary import summarize
 from ..model.client import Client, OperationResult, TokenBucket, make_key
 from ..model.db.engine import Database, DbEvent
-from ..model.designs import SHIPPED
+from ..model.designs import DESIGNS
 from ..base.errors import InputError, Message
 from ..model.faults import FaultPlan
 from ..base.fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
@@ -39,7 +43,6 @@ from ..model.processor import Processor
 from ..scenario.schema import Arrived, Scenario, shapes
 from ..judge.tally import Tally
 from ..model.trace import Trace, Untraced
-from ..kernel.waits import Deferred, soon
 
 FORMAT_VERSION = 1
 __all__ = ["MAX_EVENTS", "MAX_SIMULATED_SECONDS", "BoundedEnvironment", "Run", "simulate"]
@@ -67,7 +70,8 @@ class Run:
     """The payment processor's captures (`idemsim.model.processor.Capture`), in capture order."""
     tally: Tally = field(default_factory=Tally)
     """What the checks read, gathered from the trace as it was recorded."""
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: Summary | None = None
+    """What the run showed (`idemsim.judge.run_summary.Summary`); None only while `simulate` makes the run."""
     sim_events: int = 0
     """SimPy events the run processed (a measure of its work, for `idemsim.bench`)."""
     facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -111,7 +115,7 @@ class Run:
     def to_dict(self) -> dict[str, Any]:
         """The run as JSON-ready data: its trace and its summary."""
         return {"scenario": self.scenario.name, "variant": self.scenario.variant, "design": self.design,
-                "seed": self.seed, "trace": self.trace_json(), "summary": self.summary}
+                "seed": self.seed, "trace": self.trace_json(), "summary": self.summary.to_dict()}
 
 
 def event_json(event) -> dict[str, Any]:
@@ -125,112 +129,16 @@ def event_json(event) -> dict[str, Any]:
     return out
 
 
-class BoundedEnvironment(simpy.Environment):
-    """A SimPy environment that refuses to go past ``max_time`` simulated seconds or ``max_events`` events.
-
-    SimPy's ``run`` advances by calling ``step``; checking there bounds every way a run advances. What is
-    reported is the first event that would break a bound, before it is processed: the trace so far is
-    untouched. An empty schedule is left to SimPy (it is a bug in idemsim, not input)."""
-
-    def __init__(self, max_time: float, max_events: int, describe: "str | Message") -> None:
-        super().__init__()
-        self.max_time = max_time
-        self.max_events = max_events
-        self.events = 0
-        self.describe = describe
-        """What runs, for the error message: the scenario's source and the design."""
-
-    def step(self) -> None:
-        """SimPy's ``Environment.step`` (simpy 4.1) with the bounds checked first, in one function: it runs once
-        per event, so every call saved counts."""
-        queue = self._queue
-        if not queue:
-            raise EmptySchedule
-        if queue[0][0] > self.max_time:
-            self._past_time()
-        self.events += 1
-        if self.events > self.max_events:
-            self._past_events()
-        self._now, _, _, event = heappop(queue)
-        callbacks, event.callbacks = event.callbacks, None
-        try:
-            for callback in callbacks:
-                callback(event)
-        except StopSimulation:
-            event.callbacks = callbacks[callbacks.index(callback) + 1:]
-            self.schedule(event, EventPriority(-1))
-            raise
-        if not event._ok and not hasattr(event, "_defused"):
-            exc = type(event._value)(*event._value.args)
-            exc.__cause__ = event._value
-            raise exc
-
-    def run(self, until=None):
-        """SimPy's ``Environment.run`` (simpy 4.1) with `step`'s body in its loop (one call less per event)."""
-        if until is not None:
-            if not isinstance(until, simpy.Event):
-                at = until if isinstance(until, int) else float(until)
-                if at <= self.now:
-                    raise ValueError(f"until ({at}) must be greater than the current simulation time")
-                until = simpy.Event(self)
-                until._ok = True
-                until._value = None
-                self.schedule(until, URGENT, at - self.now)
-            elif until.callbacks is None:
-                return until.value
-            until.callbacks.append(StopSimulation.callback)
-        queue = self._queue
-        max_time = self.max_time
-        left = self.max_events - self.events  # events this run may still process (`events` is set at the end)
-        try:
-            while True:
-                if not queue:
-                    raise EmptySchedule
-                if queue[0][0] > max_time:
-                    self._past_time()
-                left -= 1
-                if left < 0:
-                    self.events = self.max_events + 1
-                    self._past_events()
-                self._now, _, _, event = heappop(queue)
-                callbacks, event.callbacks = event.callbacks, None
-                try:
-                    for callback in callbacks:
-                        callback(event)
-                except StopSimulation:
-                    event.callbacks = callbacks[callbacks.index(callback) + 1:]
-                    self.schedule(event, EventPriority(-1))
-                    raise
-                if not event._ok and not hasattr(event, "_defused"):
-                    exc = type(event._value)(*event._value.args)
-                    exc.__cause__ = event._value
-                    raise exc
-        except StopSimulation as stop:
-            return stop.args[0]
-        except EmptySchedule:
-            if until is not None:
-                assert not until.triggered
-                raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}') from None
-        finally:
-            if left >= 0:
-                self.events = self.max_events - left
-        return None
-
-    def _past_time(self) -> None:
-        raise InputError("err.run_time", where=self.describe, seconds=self.max_time)
-
-    def _past_events(self) -> None:
-        raise InputError("err.run_events", where=self.describe, events=self.max_events, now=self.now)
-
-
 def unique_constraint(scenario: Scenario, design: str) -> bool:
+    """Whether the key table has a unique constraint: the scenario's ``api.unique``, else the design's own."""
     if scenario.api.unique is not None:
         return scenario.api.unique
-    return design != "check-then-insert"
+    return DESIGNS[design].unique_key
 
 
 def simulate(scenario: Scenario, design: str | None = None, seed: int | None = None, trace: bool = True, *,
-             stream=None, max_time: float | None = None, max_events: int | None = None) -> Run:
+             stream=None, max_time: float | None = None, max_events: int | None = None,
+             quiet_collector: bool | None = None) -> Run:
     """Run ``scenario`` under ``design`` (default: the scenario's) with ``seed`` (default: the scenario's).
 
     With ``trace`` (the default) the run keeps every event in ``Run.trace``; without, it keeps only what the
@@ -241,8 +149,15 @@ def simulate(scenario: Scenario, design: str | None = None, seed: int | None = N
 
     ``max_time`` bounds the simulated time (default: the bound the scenario was validated against, else
     `MAX_SIMULATED_SECONDS`), ``max_events`` the events (default `MAX_EVENTS`, plus `EVENTS_PER_ATTEMPT` for
-    each attempt the clients may make); a run that would pass either raises `InputError`."""
-    with collector.quiet(model_only=stream is None and (design or scenario.design) in SHIPPED):
+    each attempt the clients may make); a run that would pass either raises `InputError`.
+
+    ``quiet_collector`` decides whether Python's cyclic collector is kept out of the run's way
+    (`idemsim.kernel.collector`: it changes the whole process's collector while the run goes): by default only
+    in a process idemsim owns (its command, its benchmark, a sweep's workers), never in a notebook or a program
+    that imports idemsim, unless True."""
+    spec = DESIGNS.get(design or scenario.design)
+    model_only = stream is None and spec is not None and not spec.custom
+    with collector.quiet(model_only=model_only, wanted=quiet_collector):
         return _simulate(scenario, design, seed, trace, stream, max_time, max_events)
 
 
@@ -330,7 +245,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
             i >= len(operations.written) else operations[i].at
 
     ended, one_ended = _countdown(env, len(results) - len(in_turn) + (1 if in_turn else 0))
-    starts = _Starts(env, at, client, one_ended)
+    starts = Starts(env, at, lambda i: client(i).run(), one_ended)
     starts.schedule([i for i in range(len(results)) if i not in in_turn])
     if in_turn:
         env.process(_one_after_another(env, client, in_turn)).callbacks.append(one_ended)
@@ -359,29 +274,13 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     # The run is over: its pending timers, and with them the model (handlers, the API), are let go
     # before the tables and the summary are made, and the database once the tables are, so that the peak of
     # memory is not the model's and the summary's together.
-    _let_go(env, processor.timeouts, starts.waiting)
+    let_go(env, processor.timeouts, starts.waiting)
     del env, api, processor, network, plan, recorder, trace
     tables = db.take_tables()
     del db
     run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)
     run.summary = summarize(run)
     return run
-
-
-def _let_go(env: simpy.Environment, *deferred: Deferred) -> None:
-    """Empty the schedule of a finished run and the queues kept beside it (``deferred``), and free what their
-    pending events held at once.
-
-    A background process (the reaper, the completer, recovery) waits on a timeout to the end: the process holds
-    the timeout (its target) and the timeout the process (its callback), a cycle through which the process's
-    generator kept the API, and with it the database, until the collector ran (rarely, after a run: see
-    `idemsim.kernel.collector`); an event waiting in a `Deferred` holds it through its first callback. With the
-    callbacks of the pending events dropped, reference counting frees them here."""
-    for entry in env._queue:
-        entry[3].callbacks = None
-    env._queue.clear()
-    for waiting in deferred:
-        waiting.clear()
 
 
 def _countdown(env: simpy.Environment, count: int) -> tuple[simpy.Event, Callable[[Any], None]]:
@@ -398,73 +297,6 @@ def _countdown(env: simpy.Environment, count: int) -> tuple[simpy.Event, Callabl
             ended.succeed()
 
     return ended, one_ended
-
-
-class _Start:
-    """One client's process before it starts: an event in the schedule, nothing more (see `_Starts`)."""
-
-    __slots__ = ("callbacks", "index")
-    _ok = True
-    _value = None
-
-    def __init__(self, index: int, callbacks: tuple) -> None:
-        self.callbacks = callbacks
-        self.index = index
-
-
-class _Starts:
-    """Starts the clients' processes as ``env.process(client.run())`` made for each up front would, with the
-    same events in the same order, but makes each client only when it is due: a load does not hold a client,
-    a process and a generator per operation from the start.
-
-    Each client's `_Start` is scheduled where SimPy schedules a new process's ``Initialize`` (urgent, now);
-    when it fires, it waits until the operation's ``at`` as ``Client.run``'s first ``yield env.timeout(…)``
-    would (the same event, at the same moment); then the client is made and its process resumed as a process
-    resumed by that timeout is: its generator runs at once, and finds nothing left to wait for."""
-
-    def __init__(self, env: simpy.Environment, at: Callable[[int], float], client: Callable[[int], Client],
-                 ended: Callable[[Any], None]) -> None:
-        self.env = env
-        self.at = at
-        self.client = client
-        self.ended = ended
-        self.first = (self._initialize,)
-        self.then = (self._due,)
-        self.waiting = Deferred(env)
-        """The starts waiting for their operation's time, only the next of them in the schedule."""
-
-    def schedule(self, indices: list[int]) -> None:
-        """Start these clients, in this order, where their processes made now would start. Their ``Initialize``
-        events, urgent, due now and scheduled one after the other, would be processed one after the other with
-        nothing in between (what they schedule comes after them): one urgent event starting them all in turn
-        does the same."""
-        soon(self.env, lambda _event: self._initialize_all(indices))
-
-    def _initialize_all(self, indices: list[int]) -> None:
-        first = self.first
-        for index in indices:
-            self._initialize(_Start(index, first))
-
-    def _initialize(self, start: _Start) -> None:
-        env = self.env
-        at = self.at(start.index)
-        if at > env._now:
-            start.callbacks = self.then
-            self.waiting.schedule(start, at - env._now)
-        else:
-            self._run(start)
-
-    def _due(self, start: _Start) -> None:
-        self.waiting.processed()
-        self._run(start)
-
-    def _run(self, start: _Start) -> None:
-        process = simpy.Process.__new__(simpy.Process)  # ``simpy.Process`` (simpy 4.1) without its Initialize
-        process.env = self.env
-        process.callbacks = [self.ended]
-        process._generator = self.client(start.index).run()
-        process._target = start
-        process._resume(start)
 
 
 def _one_after_another(env: simpy.Environment, client: Callable[[int], Client], in_turn: range):

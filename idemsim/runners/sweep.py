@@ -30,6 +30,7 @@ from ..base.i18n import LANGS
 from ..base.printable import point_text  # noqa: F401 (sweeps are read with it)
 from ..judge.measures import FLAGS
 from ..judge.statistics import Z95, percentile, wilson  # noqa: F401 (sweeps are read with them)
+from ..kernel import collector
 
 FORMAT_VERSION = 1
 
@@ -300,7 +301,11 @@ def to_csv(result: SweepResult) -> str:
 class executor_for:
     """The executor a command asked for, as a context manager: None (run here) for one worker, a process
     pool of ``workers`` processes on this machine, or a Dask cluster's executor (``dask``: a scheduler's
-    address, or ``"local"`` for a `distributed.LocalCluster` of ``workers`` processes on loopback)."""
+    address, or ``"local"`` for a `distributed.LocalCluster` of ``workers`` processes on loopback).
+
+    The worker processes it starts (a pool's, a local cluster's) run nothing but idemsim: they are idemsim's,
+    and their runs keep Python's collector out of their way (`idemsim.kernel.collector.own_process`); a remote
+    cluster's workers are not, and are left as they are."""
 
     def __init__(self, workers: int | None = None, dask: str | None = None, connect_timeout: float = 10.0) -> None:
         import os
@@ -322,6 +327,7 @@ class executor_for:
                                        host="127.0.0.1", dashboard_address=None)
                 self._close.append(cluster.close)
                 client = Client(cluster)
+                client.run(collector.own_process)
             else:
                 try:
                     client = Client(self.dask, timeout=self.connect_timeout)
@@ -333,7 +339,7 @@ class executor_for:
             return None
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(max_workers=self.workers)
+        pool = ProcessPoolExecutor(max_workers=self.workers, initializer=collector.own_process)
         self._close.append(pool.shutdown)
         return pool
 

@@ -256,7 +256,7 @@ class Database:
 
     def _begin(self, conn: Connection, isolation: str, explicit: bool) -> Transaction:
         self._xids += 1
-        tx = Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout, self.env._now)
+        tx = Transaction(self._xids, conn.name, isolation, explicit, conn.lock_timeout, self.env.now)
         if isolation != READ_COMMITTED:
             self._holding[tx] = None
         return tx
@@ -620,7 +620,7 @@ class Connection:
         if tx.isolation == SERIALIZABLE:
             db.predicate_locks.on_write(tx, KEYS)
         values = _KeyColumns(f["key"], f["fingerprint"], "in_progress", None,
-                             tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "started", None, db.env._now).__dict__
+                             tx.start_time + float(f.get("ttl") or DEFAULT_TTL), "started", None, db.env.now).__dict__
         version = RowVersion(KEYS, stmt.id, values, tx)
         db.versions[KEYS].append(version)
         db._index(f["key"], version)

@@ -172,7 +172,7 @@ class LockWait:
         """The blocked transaction."""
         self.holder = holder
         """The transaction whose end the waiter awaits."""
-        self.since = env._now
+        self.since = env.now
         """Simulated time the wait began."""
         self.seq = seq
         """Order in which waits began, database-wide: breaks ties between waits that began at the same time."""
