@@ -1,8 +1,10 @@
 """Your own design: the handler API, `--design file.py:function`, `register_design`, and the example files of
-docs/designs.md, broken by explore and proved once fixed."""
+docs/designs.md, broken by explore and proved once fixed; and the facts a design states of itself, which no module
+outside idemsim/model/designs/ reads from its name."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -10,12 +12,15 @@ import pytest
 
 import idemsim
 from idemsim.runners import explore
-from idemsim.model.designs import DESIGNS, SHIPPED
+from idemsim.model.api import ApiConfig
+from idemsim.model.designs import (DESIGN_OPTIONS, DESIGNS, KEY_OPTIONS, PROCESSOR_OPTIONS, SHIPPED, register_design,
+                                   same_tx)
 from idemsim.base.errors import InputError
 from idemsim.scenario.schema import load, validate
-from idemsim.runners.simulation import simulate
+from idemsim.runners.simulation import simulate, unique_constraint
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "designs"
+PACKAGE = Path(__file__).resolve().parent.parent / "idemsim"
+EXAMPLES = PACKAGE.parent / "docs" / "designs"
 BUGGY = f"{EXAMPLES / 'for_update.py'}:handler"
 FIXED = f"{EXAMPLES / 'for_update_fixed.py'}:handler"
 
@@ -89,6 +94,7 @@ class TestDesignsFromFiles:
         assert run.fired == [0] and run.operations[0].statuses[0] is None
 
 
+@pytest.mark.slow
 class TestTheDocsExample:
     def test_explore_finds_the_double_capture_of_the_buggy_design(self, cli, tmp_path, monkeypatch):
         """docs/designs/for_update.py: explore prints a one-fault counterexample with two captures, exit 1."""
@@ -129,11 +135,11 @@ class TestABadHandlerIsOneLine:
              while True:
                  yield from h.work(3600)
          """, "the run did not settle: api#1 (request 1.1), api#2 (request 1.2)"),
-        ("""
+        pytest.param("""
          def handler(h):
              while True:
                  yield from h.sql("select_key", key=h.key)
-         """, "sent more than 10000 statements (a loop that never answers?)"),
+         """, "sent more than 10000 statements (a loop that never answers?)", marks=pytest.mark.slow),
     ])
     def test_it_names_the_design_the_request_the_statement_and_the_time(self, cli, one_line, tmp_path, body,
                                                                         message):
@@ -154,3 +160,75 @@ class TestABadHandlerIsOneLine:
         (tmp_path / "broken.py").write_text("undefined_name\n")
         line = one_line(cli("run", "lost-response", "--design", spec.format(dir=tmp_path)))
         assert message.format(dir=tmp_path) in line
+
+
+class TestDesignFacts:
+    def test_the_shipped_designs_keep_their_order(self):
+        """The six shipped designs come first, in the order of every comparison table."""
+        assert SHIPPED == ("naive", "check-then-insert", "same-tx", "committed-first", "split-tx", "recovery-points")
+        assert tuple(DESIGNS)[:6] == SHIPPED
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_each_shipped_design_is_one_file(self, name):
+        """A shipped design's handler lives in its own module of idemsim/model/designs/, named after it."""
+        module = f"idemsim.model.designs.{name.replace('-', '_')}"
+        assert DESIGNS[name].handler.__module__ == module
+        assert (PACKAGE / "model" / "designs" / f"{name.replace('-', '_')}.py").is_file()
+
+    def test_the_options_are_api_fields(self):
+        """Every design option is a field of [api], and a design's options are design options."""
+        assert set(DESIGN_OPTIONS) <= set(ApiConfig.model_fields)
+        assert all(DESIGNS[name].options <= set(DESIGN_OPTIONS) for name in SHIPPED)
+
+    def test_the_shipped_facts(self):
+        """naive keeps no keys, check-then-insert has no unique constraint, committed-first has lease recovery."""
+        facts = {name: (d.keyed, d.stores_keys, d.unique_key, d.lease_recovery, d.completer is not None)
+                 for name, d in DESIGNS.items()}
+        assert facts == {"naive": (False, False, True, False, False),
+                         "check-then-insert": (True, True, False, False, False),
+                         "same-tx": (True, True, True, False, False),
+                         "committed-first": (True, True, True, True, False),
+                         "split-tx": (True, True, True, False, False),
+                         "recovery-points": (True, True, True, False, True)}
+
+    def test_a_registered_design_gets_the_documented_defaults(self):
+        """A registered design keeps keys, has a unique key, no lease recovery, the processor's and key's options."""
+        keyed = register_design("mine", same_tx)
+        unkeyed = register_design("mine-unkeyed", same_tx, keyed=False)
+        assert (keyed.custom, keyed.stores_keys, keyed.unique_key, keyed.lease_recovery) == (True, True, True, False)
+        assert keyed.options == PROCESSOR_OPTIONS | KEY_OPTIONS and unkeyed.options == PROCESSOR_OPTIONS
+
+    def test_facts_given_at_registration_are_kept(self, tmp_path):
+        """register_design and @design take every fact; the simulation reads them (here: the unique key)."""
+        mine = register_design("mine", same_tx, unique_key=False, options=("isolation",))
+        assert mine.options == frozenset({"isolation"})
+        assert unique_constraint(load("lost-response"), "mine") is False
+        path = write(tmp_path, """
+            from idemsim import design
+
+            @design(stores_keys=False, lease_recovery=True, options=["lease"])
+            def handler(h):
+                return Response(200, {"ok": True})
+                yield
+            """)
+        spec = DESIGNS[idemsim.model.designs.resolve_design(f"{path}:handler")]
+        assert (spec.stores_keys, spec.lease_recovery, spec.options) == (False, True, frozenset({"lease"}))
+
+
+ALLOWED_NAMES = {("scenario/schema.py", "same-tx"): 1, ("bench.py", "same-tx"): 1}
+"""Where a shipped design's name may appear outside idemsim/model/designs/, and how often: the scenario schema's
+default design, and the bench's load (the design it measures)."""
+
+
+class TestNoNameComparisons:
+    def test_no_module_outside_the_designs_names_a_shipped_design(self):
+        """Outside idemsim/model/designs/ no string literal is a shipped design's name, but the listed defaults."""
+        found: dict[tuple[str, str], int] = {}
+        for path in sorted(PACKAGE.rglob("*.py")):
+            where = path.relative_to(PACKAGE).as_posix()
+            if where.startswith("model/designs/"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and node.value in SHIPPED:
+                    found[(where, node.value)] = found.get((where, node.value), 0) + 1
+        assert found == ALLOWED_NAMES

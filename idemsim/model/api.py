@@ -13,11 +13,11 @@ the process restarts after the crash's ``restart_after``. With a ``gateway_timeo
 a gateway in front of the API answers ``504`` when the handler has not answered in time, and drops the
 handler's late answer.
 
-Background work, on connections of its own: with a ``ttl`` (every keyed design) a reaper deletes every expired
-key record, ``in_progress`` ones included, every ``reap_every`` seconds; with a ``lease`` (committed-first) a
-recovery step deletes, every ``lease / 2`` seconds, ``in_progress`` records older than the lease, whether or
-not a handler is still working on them. Neither keeps a run going by itself (`idemsim.runners.simulation` decides
-when a run ends).
+Background work, on connections of its own: with a ``ttl`` (a design that ``stores_keys``: every one but naive)
+a reaper deletes every expired key record, ``in_progress`` ones included, every ``reap_every`` seconds; with a
+``lease`` (a design with ``lease_recovery``: committed-first) a recovery step deletes, every ``lease / 2``
+seconds, ``in_progress`` records older than the lease, whether or not a handler is still working on them.
+Neither keeps a run going by itself (`idemsim.runners.simulation` decides when a run ends).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class Handler:
         self.statements += 1
         if self.statements > MAX_STATEMENTS:
             raise DesignError("err.design.statements", design=repr(self.api.design), request=self.request.id,
-                              n=MAX_STATEMENTS, t=self.env._now)
+                              n=MAX_STATEMENTS, t=self.env.now)
         if self.generation != self.api.generation:
             raise ApiCrashed("process died")
         return self.conn.statement(op, fields)
@@ -172,7 +172,7 @@ class Handler:
         """Work outside the database that touches no other party (the processor is `capture`)."""
         self._alive()
         if seconds > 0:
-            self.api.trace.record(self.env._now, self.name, "api.sleep", None, seconds=seconds, what=what)
+            self.api.trace.record(self.env.now, self.name, "api.sleep", None, seconds=seconds, what=what)
             yield self.env.timeout(seconds)
         self._alive()
 
@@ -229,11 +229,11 @@ class Worker:
         """Crash points name a request's attempt; a background process has none."""
 
     def finished(self, key: str, response: Response) -> None:
-        self.api.trace.record(self.env._now, self.name, "completer.finish", None, key=key,
+        self.api.trace.record(self.env.now, self.name, "completer.finish", None, key=key,
                               status=response.status, body=response.body)
 
     def released(self, key: str, point: str) -> None:
-        self.api.trace.record(self.env._now, self.name, "completer.release", None, key=key,
+        self.api.trace.record(self.env.now, self.name, "completer.release", None, key=key,
                               reason=f"abandoned at {point}")
 
 
@@ -272,10 +272,10 @@ class Api:
         self.log_lines = 0
         """Requests written to the access log: a side effect that grows even for idempotent requests."""
         self.daemons: list[str] = []
-        if config.ttl is not None and design != "naive":
+        if config.ttl is not None and self.design_spec.stores_keys:
             env.process(self._reaper())
             self.daemons.append("reaper")
-        if config.lease is not None and design == "committed-first":
+        if config.lease is not None and self.design_spec.lease_recovery:
             env.process(self._recovery())
             self.daemons.append("recovery")
         if self.design_spec.completer is not None and completer_period(config) is not None:
@@ -298,11 +298,11 @@ class Api:
     def receive(self, request: Request, respond: Callable[..., None]) -> None:
         client = request.client
         if not self.up:
-            self.trace.record(self.env._now, client, "request.refused", "api", request=request.id)
+            self.trace.record(self.env.now, client, "request.refused", "api", request=request.id)
             return
         self.requests += 1
         name = f"api#{self.requests}"
-        self.trace.request_arrive(self.env._now, client, request.id, name, self.requests, request.key)
+        self.trace.request_arrive(self.env.now, client, request.id, name, self.requests, request.key)
         Task(self.env, self._serve(request, respond, name))
 
     def _serve(self, request: Request, respond, name: str):
@@ -329,34 +329,34 @@ class Api:
                 self.pool.release(slot)
         self.log_lines += 1
         if answered["by_gateway"]:
-            self.trace.record(self.env._now, name, "response.dropped", "gateway", request=request.id,
+            self.trace.record(self.env.now, name, "response.dropped", "gateway", request=request.id,
                               status=response.status, body=response.body, replay=response.replay)
             return
         answered["done"] = True
-        self.trace.response_send(self.env._now, name, request.client, request.id, response.status, response.body,
+        self.trace.response_send(self.env.now, name, request.client, request.id, response.status, response.body,
                                  response.replay, request.key)
         respond(response, name)
 
     def _connection(self, request: Request, name: str):
         """Wait for a free connection of the pool, first come first served; None if the process died
         meanwhile (the request then gets no answer)."""
-        generation, since = self.generation, self.env._now
+        generation, since = self.generation, self.env.now
         slot = self.pool.request()
         if not slot.triggered:
             self.trace.record(since, name, "pool.wait", None, request=request.id, queued=len(self.pool.queue))
         yield slot
-        if self.env._now > since:
-            self.trace.record(self.env._now, name, "pool.acquire", None, request=request.id,
-                              waited=round(self.env._now - since, 6))
+        if self.env.now > since:
+            self.trace.record(self.env.now, name, "pool.acquire", None, request=request.id,
+                              waited=round(self.env.now - since, 6))
         if generation != self.generation:
             self.pool.release(slot)
-            self.trace.record(self.env._now, name, "api.died", None, request=request.id)
+            self.trace.record(self.env.now, name, "api.died", None, request=request.id)
             return None
         return slot
 
     def unavailable(self, request: Request, respond) -> None:
         """During an outage in ``503`` mode, a gateway in front of the API answers for it."""
-        self.trace.record(self.env._now, "gateway", "gateway.unavailable", request.client, request=request.id,
+        self.trace.record(self.env.now, "gateway", "gateway.unavailable", request.client, request=request.id,
                           status=503)
         respond(Response(503, {"error": "service unavailable"}), "gateway")
 
@@ -374,7 +374,7 @@ class Api:
         except Exception as error:  # the user's code failed: report it as their input, exit 2
             where = Message("err.design.request", request=handler.request.id) if handler is not None else who
             last = getattr(handler, "last_statement", None)
-            said = dict(design=repr(spec.name), where=where, t=self.env._now, error_type=type(error).__name__,
+            said = dict(design=repr(spec.name), where=where, t=self.env.now, error_type=type(error).__name__,
                         error=_shorten(str(error)))
             if last:
                 raise DesignError("err.design.failed_at", statement=repr(last), **said) from None
@@ -386,7 +386,7 @@ class Api:
             return
         answered["by_gateway"] = True
         response = Response(504, {"error": "gateway timeout"})
-        self.trace.record(self.env._now, "gateway", "gateway.timeout", request.client,
+        self.trace.record(self.env.now, "gateway", "gateway.timeout", request.client,
                           request=request.id,
                           status=504, after=self.config.gateway_timeout)
         respond(response, "gateway")
@@ -398,13 +398,13 @@ class Api:
             if not spec.custom:
                 return (yield from self.handle_charge(h))
             if spec.keyed and r.key is None:
-                from .designs import _missing_key
+                from .designs import missing_key
 
-                return (yield from _missing_key(h))
+                return (yield from missing_key(h))
             response = yield from self._custom(spec, self.handle_charge(h), h.name, h)
             if not isinstance(response, Response):
                 raise DesignError("err.design.returned", design=repr(spec.name), request=r.id,
-                                  value=_shorten(repr(response)), t=self.env._now)
+                                  value=_shorten(repr(response)), t=self.env.now)
             return response
         return (yield from self._resource(h))
 
@@ -452,7 +452,7 @@ class Api:
 
     def _changed(self, h: Handler, resource: str, before: Any, after: Any) -> None:
         if before != after:
-            self.trace.record(self.env._now, h.name, "state.change", None, resource=resource, before=before,
+            self.trace.record(self.env.now, h.name, "state.change", None, resource=resource, before=before,
                               after=after)
 
     # -- crashes and background work -------------------------------------------------------------------
@@ -475,7 +475,7 @@ class Api:
         then."""
         self.generation += 1
         self.up = False
-        self.trace.record(self.env._now, name, "api.crash", None, point=point, restart_after=restart_after)
+        self.trace.record(self.env.now, name, "api.crash", None, point=point, restart_after=restart_after)
         for handler in list(self.handlers.values()):
             if not handler.in_statement:
                 self.drop(handler)
@@ -488,14 +488,14 @@ class Api:
         self.handlers.pop(handler.name, None)
         handler.conn.done = None  # it is dead already: its last statement needs no check
         _now(handler.conn.execute("disconnect"))
-        self.trace.record(self.env._now, handler.name, "api.died", None, request=handler.request.id)
+        self.trace.record(self.env.now, handler.name, "api.died", None, request=handler.request.id)
 
     def _restart(self, after: float):
         self.in_flight += 1  # a pending restart is work in flight: the run waits for it
         yield self.env.timeout(after)
         self.up = True
         self.in_flight -= 1
-        self.trace.record(self.env._now, "api", "api.restart", None)
+        self.trace.record(self.env.now, "api", "api.restart", None)
 
     def _reaper(self):
         """Deletes expired key records, every ``reap_every`` seconds."""
@@ -513,7 +513,7 @@ class Api:
         while True:
             yield self.env.timeout(every)
             for row in self.db.committed_keys():
-                if spec.abandoned(row, self.env._now, self.config):
+                if spec.abandoned(row, self.env.now, self.config):
                     yield from self._custom(spec, spec.completer(worker, row["key"]), "completer", None) \
                         if spec.custom else spec.completer(worker, row["key"])
 
@@ -524,9 +524,9 @@ class Api:
         while True:
             yield self.env.timeout(lease / 2)
             for row in self.db.committed_keys():
-                if row["status"] == "in_progress" and row["created_at"] < self.env._now - lease:
+                if row["status"] == "in_progress" and row["created_at"] < self.env.now - lease:
                     yield from conn.execute("delete_key", key=row["key"], status="in_progress",
-                                            created_before=self.env._now - lease)
+                                            created_before=self.env.now - lease)
 
 
 def _now(statement):

@@ -3,10 +3,10 @@
 A comparison takes one story of a scenario (its main story, or one variant) and runs it under every design in
 the scenario's ``compare`` list (all five by default), with the same seed and the same fault schedule. It adds
 the *relevant option sets*: every other story of the scenario that differs from this one only in design
-options (`OPTION_DESIGNS`, e.g. a variant that sets ``api.lease``) is run as well, under each design that those
-options affect and that the story states an expectation for, and is judged by that expectation. So
-``compare crash-in-progress`` shows committed-first with and without its lease, ``compare key-reuse`` the
-fingerprint check on and off, and ``compare lost-response`` exactly the five designs.
+options (`idemsim.model.designs.DESIGN_OPTIONS`, e.g. a variant that sets ``api.lease``) is run as well, under
+each design whose ``options`` include one of them and that the story states an expectation for, and is judged by
+that expectation. So ``compare crash-in-progress`` shows committed-first with and without its lease,
+``compare key-reuse`` the fingerprint check on and off, and ``compare lost-response`` exactly the five designs.
 
 Guarantees: every row is a run that ``idemsim run`` reproduces (same story, design and seed); a row's verdict
 is that run's verdict; nothing here prints. `idemsim.views.terminal` draws the table; ``to_json`` is the JSON output,
@@ -19,27 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..judge.summary import meaning
-from ..model.designs import DESIGNS
+from ..model.designs import DESIGN_OPTIONS, DESIGNS
 from ..scenario.schema import Scenario, runs, variant as pick
 
 FORMAT_VERSION = 1
-
-_KEYED = frozenset(name for name, d in DESIGNS.items() if d.keyed)
-OPTION_DESIGNS: dict[str, frozenset[str]] = {
-    "lease": frozenset({"committed-first"}),
-    "order": frozenset({"split-tx"}),
-    "unique": frozenset({"check-then-insert"}),
-    "isolation": frozenset({"same-tx", "check-then-insert", "committed-first", "split-tx"}),
-    "fingerprint_check": _KEYED,
-    "ttl": _KEYED,
-    "reap_every": _KEYED,
-    "missing_key": _KEYED,
-    "replay_errors": _KEYED,
-    "processor_key": frozenset(DESIGNS) - {"recovery-points"},
-    "processor_timeout": frozenset(DESIGNS),
-    "completer_every": frozenset({"recovery-points"}),
-}
-"""The API fields that are design options, and the designs whose behaviour each one changes."""
 
 _RUN_FIELDS = ("seed", "client", "operations", "network", "faults")
 """What, besides the API options, makes two stories the same run."""
@@ -75,7 +58,7 @@ def option_differences(story: Scenario, other: Scenario) -> dict[str, Any] | Non
         return None
     mine, theirs = story.api.model_dump(), other.api.model_dump()
     differing = {k: v for k, v in theirs.items() if mine[k] != v}
-    if not differing or any(k not in OPTION_DESIGNS for k in differing):
+    if not differing or any(k not in DESIGN_OPTIONS for k in differing):
         return None
     return differing
 
@@ -98,7 +81,7 @@ def compare(scenario: Scenario, variant: str | None = None, seed: int | None = N
         result.runs.append(simulate(story, design, seed))
         result.rows.append(_row(result.runs[-1], {}))
         for other, diff in siblings:
-            if design in other.expect and any(design in OPTION_DESIGNS[k] for k in diff):
+            if design in other.expect and any(k in DESIGNS[design].options for k in diff):
                 result.runs.append(simulate(other, design, seed))
                 result.rows.append(_row(result.runs[-1], diff))
     return result
@@ -113,22 +96,22 @@ def _row(run, options: dict[str, Any]) -> dict[str, Any]:
         "options": options,
         "label": label,
         "story": run.scenario.variant,
-        "charges": s["charges"],
-        "captures": s["captures"],
-        "outcome": s["outcome"],
-        "status": s["status"],
-        "outcomes": [op["outcome"] for op in s["operations"]],
-        "seen": [op["seen"] for op in s["operations"]],
-        "clients": [op["client"] for op in s["operations"]],
-        "client_believes": s["client_believes"],
-        "wait_seconds": s["wait_seconds"],
-        "replays": s["replays"],
-        "replay_identical": s["replay_identical"],
-        "keys_held": s["keys_held"],
-        "verdict": s["verdict"],
-        "meaning": meaning(s["verdict"], s["violations"]),
-        "violations": s["violations"],
-        "failures": s["failures"],
+        "charges": s.charges,
+        "captures": s.captures,
+        "outcome": s.outcome,
+        "status": s.status,
+        "outcomes": [op["outcome"] for op in s.operations],
+        "seen": [op["seen"] for op in s.operations],
+        "clients": [op["client"] for op in s.operations],
+        "client_believes": s.client_believes,
+        "wait_seconds": s.wait_seconds,
+        "replays": s.replays,
+        "replay_identical": s.replay_identical,
+        "keys_held": s.keys_held,
+        "verdict": s.verdict,
+        "meaning": meaning(s.verdict, s.violations),
+        "violations": s.violations,
+        "failures": s.failures,
     }
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import InputError, os_reason
+from ..model.designs import DESIGNS, completer_period, recovery_lease, resolve_design
 from ..model.faults import CRASH_POINTS, Crash, Duplicate, LoseMessage
 from ..judge.properties import Violation, check
 from ..scenario.schema import Scenario, apply_sets, deep_merge, load, validate
@@ -40,8 +41,9 @@ DEFAULT_MAX_EXAMPLES = 200
 DEFAULT_MAX_FAULTS = {"search": 5, "exhaustive": 3}
 MAX_EXHAUSTIVE_FAULTS = 5
 """Above this the exhaustive mode would take many minutes (sum of C(28, k) for k <= 5 is 122,438 schedules)."""
-COMMITTED_FIRST_LEASE = 10.0
-"""The default lease of ``committed-first``: longer than the longest handler time the search chooses (1 s)."""
+EXPLORE_LEASE = 10.0
+"""The default lease of a design with ``lease_recovery`` (committed-first): longer than the longest handler time
+the search chooses (1 s)."""
 KEY = "k-8f3a"
 
 UNIVERSE_ATTEMPTS = 3
@@ -54,10 +56,12 @@ UNIVERSE_RESTART = 1.0
 
 # -- the configuration ------------------------------------------------------------------------------------------
 def base_raw(design: str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
-    """The default scenario of an exploration, as a raw (TOML-shaped) dict."""
+    """The default scenario of an exploration, as a raw (TOML-shaped) dict: a client that sends a key if the
+    design ``stores_keys``, and a lease if it has ``lease_recovery``."""
+    spec = DESIGNS[resolve_design(design)]
     api: dict[str, Any] = {"charge_seconds": 0.2, "fingerprint_check": True, "ttl": 86400.0, "reap_every": 60.0}
-    if design == "committed-first":
-        api["lease"] = COMMITTED_FIRST_LEASE
+    if spec.lease_recovery:
+        api["lease"] = EXPLORE_LEASE
     return {
         "name": f"explore-{design}",
         "title": f"Exploring {design}",
@@ -65,10 +69,10 @@ def base_raw(design: str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
         "group": "counterexamples",
         "design": design,
         "seed": seed,
-        "client": {"key_strategy": "none" if design == "naive" else "per-operation", "timeout": 2.0,
+        "client": {"key_strategy": "per-operation" if spec.stores_keys else "none", "timeout": 2.0,
                    "max_attempts": 3, "backoff": 0.5, "jitter": "none", "retry_window": 60.0},
         "operations": [{"method": "POST", "path": "/charges", "body": {"amount": 1000},
-                        **({} if design == "naive" else {"key": KEY})}],
+                        **({"key": KEY} if spec.stores_keys else {})}],
         "api": api,
         "faults": [],
     }
@@ -78,8 +82,6 @@ def base_scenario(design: str, sets: list[str] | None = None, seed: int = DEFAUL
                   max_time: float | None = None) -> Scenario:
     """The default scenario of ``design`` with ``sets`` applied, validated (every time against ``max_time``,
     default the usual bound); bad input raises `InputError`."""
-    from ..model.designs import resolve_design
-
     design = resolve_design(design)
     raw = apply_sets(base_raw(design, seed), sets or [])
     raw["design"], raw["seed"] = design, seed
@@ -119,7 +121,7 @@ class Counterexample:
                 "described": [f.describe() for f in self.faults],
                 "violations": [v.to_dict() for v in self.violations],
                 "saved": self.saved, "replay": self.replay_command(),
-                "summary": self.run.summary, "trace": self.run.trace_json()}
+                "summary": self.run.summary.to_dict(), "trace": self.run.trace_json()}
 
 
 def judged_properties(names: list[str] | None) -> tuple[str, ...]:
@@ -233,8 +235,6 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
 
     from .strategies import schedules
 
-    from ..model.designs import DESIGNS
-
     sets = list(sets or [])
     base = base_scenario(design, sets, seed, max_time=max_time)  # bad input fails here, before any example
     judged = judged_properties(properties)
@@ -326,8 +326,6 @@ def exhaustive(design: str, sets: list[str] | None = None, *, max_faults: int = 
     the first that breaks a judged property. With an ``executor`` (a process pool, a Dask cluster) the
     schedules are judged in chunks side by side; the result is the same, counts included: the first
     counterexample in enumeration order, and what was checked up to it."""
-    from ..model.designs import DESIGNS
-
     base = base_scenario(design, sets, seed, max_time=max_time)
     judged = judged_properties(properties)
     faults = universe(points=DESIGNS[design].points or CRASH_POINTS)
@@ -396,10 +394,10 @@ def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
     so that ``idemsim run`` on the file holds exactly when it reproduces the counterexample."""
     run, s = cx.run, cx.run.scenario
     summary = run.summary
-    expect: dict[str, Any] = {"charges": summary["charges"], "seen": summary["operations"][0]["seen"],
-                              "outcomes": [op["outcome"] for op in summary["operations"]]}
-    if run.design != "naive":
-        expect["keys_in_progress"] = summary["keys_in_progress"]
+    expect: dict[str, Any] = {"charges": summary.charges, "seen": summary.operations[0]["seen"],
+                              "outcomes": [op["outcome"] for op in summary.operations]}
+    if DESIGNS[run.design].stores_keys:
+        expect["keys_in_progress"] = summary.keys_in_progress
     broken = sorted({v.property for v in cx.violations})
     return {
         "title": f"Counterexample: {run.design} breaks {', '.join(broken)}",
@@ -516,17 +514,16 @@ def describe_configuration(scenario: Scenario, lang: str = "en") -> str:
              t("ex.api", lang, charge=a.charge_seconds, isolation=a.isolation,
                fingerprint=t("ex.on" if a.fingerprint_check else "ex.off", lang),
                ttl=seconds(a.ttl, "ex.forever"), reap=a.reap_every)]
-    if scenario.design == "committed-first":
+    spec = DESIGNS[scenario.design]
+    if spec.lease_recovery:
         parts[-1] += t("ex.lease", lang, lease=seconds(a.lease, "ex.no_recovery"))
-    if scenario.design == "naive":
+    if not spec.stores_keys:
         parts[-1] = t("ex.naive_api", lang, charge=a.charge_seconds)
-    if scenario.design == "recovery-points":
-        from ..model.designs import completer_period, recovery_lease
-
+    if "completer_every" in spec.options:
         every = completer_period(a)
         parts[-1] += t("ex.recovery", lang, lease=recovery_lease(a),
                        completer=t("ex.off", lang) if every is None else t("ex.every", lang, s=every))
-    else:
+    if "processor_key" in spec.options:
         parts[-1] += t("ex.processor_key" if a.processor_key == "request-key" else "ex.processor_no_key", lang)
     parts[-1] += t("ex.processor_timeout", lang, s=a.processor_timeout)
     return ("。" if lang == "ja" else "; ").join(parts)
