@@ -34,7 +34,7 @@ SHIPPED_DESIGNS = list(SHIPPED)
 
 def judged(run) -> str:
     """Everything a judge reads of a run, as one text: its summary, its violations and its measures."""
-    return json.dumps({"summary": run.summary, "violations": [v.to_dict() for v in check(run)],
+    return json.dumps({"summary": run.summary.to_dict(), "violations": [v.to_dict() for v in check(run)],
                        "measures": of_run(run)}, sort_keys=True, ensure_ascii=False)
 
 
@@ -65,6 +65,7 @@ class TestWithoutATrace:
         for design in scenario.sweep.designs or SHIPPED_DESIGNS:
             assert_judged_alike(scenario, design, 3)
 
+    @pytest.mark.slow
     @settings(max_examples=40)
     @given(schedules(), st.sampled_from(SHIPPED_DESIGNS), st.sampled_from(["none", "request-key"]))
     def test_random_explore_schedules_are_judged_alike(self, schedule, design, processor_key):
@@ -72,6 +73,7 @@ class TestWithoutATrace:
         scenario = explore.scenario_for(design, schedule, [f"api.processor_key={processor_key!r}"])
         assert_judged_alike(scenario, design, scenario.seed)
 
+    @pytest.mark.slow
     def test_a_lossy_load_with_retries_is_judged_alike(self):
         """A load with random losses, jitter and retries: the tally sees every retry and replay."""
         for design in SHIPPED_DESIGNS:
@@ -203,6 +205,7 @@ class TestJsonStream:
         assert kept and set(kept) == {0} and sys.stdout.getvalue().startswith("{\n \"version\": 1")
 
 
+@pytest.mark.slow
 class TestLongTimelines:
     @pytest.mark.parametrize("width, color, lang", [(60, None, "en"), (100, "standard", "en"),
                                                    (160, "truecolor", "en"), (60, None, "ja"), (90, "256", "ja")])
@@ -228,9 +231,74 @@ class TestLongTimelines:
 
 
 class TestCollector:
+    """Python's collector is kept out of a run's way (`idemsim.kernel.collector`) in a process idemsim owns (its
+    command, its benchmark, a sweep's workers) or when a run asks (``quiet_collector=True``), and nowhere else:
+    pytest's process, like a notebook's, is not idemsim's. The tests of what it does then ask for it."""
+
+    @pytest.fixture(autouse=True)
+    def a_process_idemsim_does_not_own(self):
+        """Each test starts in a process idemsim does not own, and leaves the process's switch as it found it."""
+        from idemsim.kernel import collector
+
+        owned = collector.owns_process()
+        collector.own_process(False)
+        yield
+        collector.own_process(owned)
+
+    @staticmethod
+    def _collector_state() -> tuple:
+        import gc
+
+        from idemsim.kernel import collector
+
+        return gc.isenabled(), gc.get_threshold(), gc.get_freeze_count(), collector._freeze_instead in gc.callbacks
+
+    def test_a_notebook_run_leaves_the_collector_untouched(self):
+        """simulate() called from a notebook (a process idemsim does not own, nothing asked) changes nothing of
+        the collector, during the run or after it, also when the run fails: enabled, thresholds, nothing frozen,
+        no hook added."""
+        import gc
+
+        from idemsim.base.errors import InputError
+        from idemsim.bench import scenario
+
+        before = self._collector_state()
+        during: list = []
+
+        def watch(phase, info) -> None:
+            if phase == "stop" and info["generation"] == 0:
+                during.append(self._collector_state())
+
+        gc.callbacks.append(watch)
+        try:
+            run = simulate(scenario(300), trace=False)
+            with pytest.raises(InputError):
+                simulate(STORIES[0], max_events=3)
+        finally:
+            gc.callbacks.remove(watch)
+        assert run.operations and self._collector_state() == before
+        assert len(during) >= 3 and set(during) == {before}  # young collections ran as usual, nothing frozen
+
+    def test_a_run_in_a_process_idemsim_owns_quiets_it_unless_told_not_to(self):
+        """Once idemsim owns the process (`own_process`), a run slows the collector by default while it goes,
+        and a run told ``quiet_collector=False`` leaves it as it is."""
+        import gc
+
+        from idemsim.kernel import collector
+
+        before = gc.get_threshold()
+        seen: list = []
+        collector.own_process()
+        simulate(STORIES[0], stream=lambda _event: seen.append(gc.get_threshold()))
+        assert seen and set(seen) == {(collector.THRESHOLD, collector.OLDER, collector.OLDER)}
+        seen.clear()
+        simulate(STORIES[0], stream=lambda _event: seen.append(gc.get_threshold()), quiet_collector=False)
+        assert seen and set(seen) == {before} and gc.get_threshold() == before
+
+    @pytest.mark.slow
     def test_a_run_makes_no_cyclic_garbage_that_grows_with_it(self):
-        """The collector is off during a run (idemsim.kernel.collector): that is safe only while the model's garbage
-        is freed by reference counting. The cyclic garbage a run leaves does not grow with its length."""
+        """The collector is kept out of a run's way (idemsim.kernel.collector): that is safe only while the model's
+        garbage is freed by reference counting. The cyclic garbage a run leaves does not grow with its length."""
         import gc
 
         from idemsim.bench import scenario
@@ -239,7 +307,8 @@ class TestCollector:
             gc.collect()
             gc.disable()
             try:
-                run = simulate(scenario(n), trace=False)  # kept: what is found is what the run let go of
+                # the run is kept: what is found is what it let go of
+                run = simulate(scenario(n), trace=False, quiet_collector=True)
                 found = gc.collect()
                 assert run.summary["charges"] > 0
                 return found
@@ -249,6 +318,7 @@ class TestCollector:
         small, large = garbage(100), garbage(800)
         assert large < small + 100, (small, large)
 
+    @pytest.mark.slow
     def test_a_run_lets_its_model_go_when_it_ends(self):
         """Reference counting frees the model (the API, the database and its row versions) as soon as a run
         ends: a daemon's pending timeout once kept it alive, through its process, until the next collection,
@@ -266,23 +336,23 @@ class TestCollector:
         gc.disable()
         try:
             before = alive()
-            run = simulate(scenario(300), trace=False)
+            run = simulate(scenario(300), trace=False, quiet_collector=True)
             assert run.summary["charges"] > 0 and alive() == before
         finally:
             gc.enable()
 
     def test_the_collector_is_as_it_was_after_a_run(self):
-        """The collector's thresholds are back after a run, also after one that fails."""
+        """The collector's thresholds are back after a run that quieted it, also after one that fails."""
         import gc
 
         from idemsim.base.errors import InputError
 
-        before = gc.get_threshold()
-        simulate(STORIES[0])
-        assert gc.get_threshold() == before and gc.isenabled()
+        before = self._collector_state()
+        simulate(STORIES[0], quiet_collector=True)
+        assert self._collector_state() == before and gc.isenabled()
         with pytest.raises(InputError):
-            simulate(STORIES[0], max_events=3)
-        assert gc.get_threshold() == before
+            simulate(STORIES[0], max_events=3, quiet_collector=True)
+        assert self._collector_state() == before
 
     @staticmethod
     def _young_collections(monkeypatch, run) -> list[dict]:
@@ -309,6 +379,7 @@ class TestCollector:
             gc.callbacks.remove(watch)
         return seen
 
+    @pytest.mark.slow
     def test_a_run_of_the_models_code_alone_is_never_examined(self, monkeypatch):
         """A shipped design without a stream: each young collection during the run first moves every object
         out of the collector's sight (gc.freeze), so nothing the run makes is examined or reaches the older
@@ -319,11 +390,12 @@ class TestCollector:
         from idemsim.bench import scenario
 
         before = gc.get_threshold()
-        seen = self._young_collections(monkeypatch, lambda: simulate(scenario(300), trace=False))
+        seen = self._young_collections(monkeypatch, lambda: simulate(scenario(300), trace=False, quiet_collector=True))
         assert len(seen) >= 3 and all(c["frozen"] > 0 and c["older"] < 50 for c in seen), seen[:3]
         assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
         assert collector._freeze_instead not in gc.callbacks
 
+    @pytest.mark.slow
     def test_cycles_that_code_not_the_models_makes_are_collected_during_the_run(self, monkeypatch):
         """A stream (json.dumps makes cycles) or a design of one's own may make cycles: while such a run goes,
         the collector is only slowed, freezes nothing, and collects them as it goes."""
@@ -340,8 +412,8 @@ class TestCollector:
 
         register_design("cyclic-same-tx", cyclic_same_tx)
         try:
-            for run in (lambda: simulate(scenario(300), stream=cyclic),
-                        lambda: simulate(scenario(300), "cyclic-same-tx", trace=False)):
+            for run in (lambda: simulate(scenario(300), stream=cyclic, quiet_collector=True),
+                        lambda: simulate(scenario(300), "cyclic-same-tx", trace=False, quiet_collector=True)):
                 seen = self._young_collections(monkeypatch, run)
                 assert seen and all(c["frozen"] == 0 for c in seen)
                 assert sum(c["collected"] for c in seen) >= 100

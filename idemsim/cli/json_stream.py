@@ -19,6 +19,8 @@ import sys
 import tempfile
 from typing import Any, Callable
 
+from ..judge.run_summary import Summary
+
 SPOOL_BYTES = 8 << 20
 """Output kept in memory before the spool moves to a temporary file."""
 
@@ -72,7 +74,7 @@ class _Writer:
 
 
 def _run(write: Callable[[str], str], story, design: str | None, seed: int | None, level: int, simulate,
-         event_json) -> dict:
+         event_json) -> Summary:
     """One run as the object ``Run.to_dict`` gives, keys at indent ``level`` (the caller wrote its ``{`` or
     the keys before); returns its summary."""
     pad = " " * level
@@ -91,12 +93,12 @@ def _run(write: Callable[[str], str], story, design: str | None, seed: int | Non
     run = simulate(story, design, seed, stream=event)
     write("]" if state["first"] else f"\n{pad}]")
     write(f",\n{pad}\"summary\": ")
-    _write_value(write, run.summary, level)
+    _write_value(write, run.summary.to_dict(), level)
     return run.summary
 
 
 def write(stories: list, design: str | None, seed: int | None, version: int,
-          escape: Callable[[str], str]) -> list[dict] | None:
+          escape: Callable[[str], str]) -> list[Summary] | None:
     """Run ``stories`` (the main story, then its variants) and write the document to standard output; the
     runs' summaries, or None (nothing written) when standard output cannot encode the document."""
     from ..runners.simulation import event_json, simulate

@@ -36,7 +36,7 @@ def of_run(run) -> dict[str, Any]:
     from .properties import charged_operations, is_charge
 
     s = run.summary
-    violated = {v["property"] for v in s["violations"]}
+    violated = {v["property"] for v in s.violations}
     purchases = [r for r in run.operations if is_charge(run, r)]
     charged = charged_operations(run)
     out: dict[str, Any] = {flag: BY_PROPERTY[flag] in violated for flag in BY_PROPERTY}
@@ -45,17 +45,17 @@ def of_run(run) -> dict[str, Any]:
     out["saw_409"] = any(409 in r.statuses for r in purchases)
     out["attempts"] = sum(r.attempts for r in purchases) / len(purchases) if purchases else 0.0
     out["times"] = [round(r.ended - r.started, 6) for r in purchases if r.ended is not None]
-    out["wait"] = s["wait_seconds"]
-    out["keys_held"] = s["keys_held"]
-    out["charges"] = s["charges"]
-    out["captures"] = s["captures"]
-    out["waiting_peak"] = s["waiting_peak"]
-    series = s["attempts_per_second"]
+    out["wait"] = s.wait_seconds
+    out["keys_held"] = s.keys_held
+    out["charges"] = s.charges
+    out["captures"] = s.captures
+    out["waiting_peak"] = s.waiting_peak
+    series = s.attempts_per_second
     out["attempts_per_second"] = {"window": series["window"], "counts": series["counts"]}
     outages = [f.until for f in run.scenario.faults if f.kind == "outage"]
     if outages:
         first = int(max(outages) // series["window"] + (max(outages) % series["window"] > 0))
         out["peak_after_outage"] = max(series["counts"][first:], default=0) / series["window"]
-    if "pool_wait_max" in s:
-        out["pool_wait_max"] = s["pool_wait_max"]
+    if s.pool_wait_max is not None:
+        out["pool_wait_max"] = s.pool_wait_max
     return out

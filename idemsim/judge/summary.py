@@ -1,7 +1,8 @@
 """Checks: the summary of a run and its verdict, both read from the trace and the final tables.
 
 `summarize` derives every number a view shows (charges, what each operation saw, replays, the longest wait
-on the index, key records held) and the verdict against the scenario's expectation for the design:
+on the index, key records held) and the verdict against the scenario's expectation for the design, and returns
+them as one `idemsim.judge.run_summary.Summary`, made whole at once:
 
 - ``held``: every expected value matched;
 - ``failed``: at least one did not (``failures`` says which, expected vs got);
@@ -14,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..base.i18n import text
+from ..scenario.schema import shapes
 from .properties import check as check_properties
 from .properties import forget_facts
-from ..scenario.schema import shapes
+from .run_summary import Summary
 
 WAIT_TOLERANCE = 0.05
 """Seconds by which a measured wait may differ from the expected one."""
@@ -36,8 +38,8 @@ def _seen(statuses: list, named: dict[int, list]) -> list:
     return seen
 
 
-def summarize(run) -> dict[str, Any]:
-    """The run's summary."""
+def summarize(run) -> Summary:
+    """The run's summary: every field measured, then the verdict on them."""
     tally = run.tally
     replays = len(tally.replays)
     violations = check_properties(run)
@@ -57,7 +59,7 @@ def summarize(run) -> dict[str, Any]:
         _seen(r.statuses, named),
     ).__dict__ for r in run.operations]
     first = operations[0]
-    summary: dict[str, Any] = {
+    measured: dict[str, Any] = {
         "design": run.design,
         "charges": len(run.tables["charges"]),
         "captures": len(run.ledger),
@@ -83,12 +85,12 @@ def summarize(run) -> dict[str, Any]:
         from .statistics import percentile
 
         waits = tally.pool_waits + [0.0] * (tally.arrivals - len(tally.pool_waits))
-        summary.update(pool_wait={"p50": percentile(waits, 50), "p95": percentile(waits, 95),
-                                  "max": round(max(waits, default=0.0), 6)},
-                       pool_wait_max=round(max(waits, default=0.0), 6))
-    summary["violations"] = [v.to_dict() for v in violations]
-    summary["verdict"], summary["failures"] = verdict(run, summary)
-    return summary
+        measured["pool_wait"] = {"p50": percentile(waits, 50), "p95": percentile(waits, 95),
+                                 "max": round(max(waits, default=0.0), 6)}
+        measured["pool_wait_max"] = round(max(waits, default=0.0), 6)
+    measured["violations"] = [v.to_dict() for v in violations]
+    judged, failures = verdict(run, measured)
+    return Summary.from_dict({**measured, "verdict": judged, "failures": failures})
 
 
 # A load's summary holds an item per operation: the attribute dict of an instance of this class, a plain `dict`
@@ -106,16 +108,17 @@ class _Operation:
         self.seen = seen
 
 
-def verdict(run, summary: dict[str, Any]) -> tuple[str, list[str]]:
-    unfired = [f["fault"] for f in summary["faults"] if not f["fired"]]
+def verdict(run, measured: dict[str, Any]) -> tuple[str, list[str]]:
+    """The verdict and its failures on what a run measured (a summary's keys, up to its violations)."""
+    unfired = [f["fault"] for f in measured["faults"] if not f["fired"]]
     if unfired:
         return "vacuous", [f"the fault never happened: {f}" for f in unfired]
     expectation = run.scenario.expect.get(run.design)
     if expectation is None:
         return "no expectation", []
-    got = {**summary, "seen": summary["operations"][0]["seen"],
-           "outcomes": [op["outcome"] for op in summary["operations"]],
-           "seen_by_op": [op["seen"] for op in summary["operations"]]}
+    got = {**measured, "seen": measured["operations"][0]["seen"],
+           "outcomes": [op["outcome"] for op in measured["operations"]],
+           "seen_by_op": [op["seen"] for op in measured["operations"]]}
     failures = []
     for name, expected in expectation.stated().items():
         actual = got[name]

@@ -267,10 +267,10 @@ def _status(status, lang: str) -> str:
 def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
     """(text, colour, weight) of the verdict: charges, captures, what each client saw, the properties."""
     s = run.summary
-    items = [(text("money.charges", lang, n=s["charges"]), "#000000", "normal"),
-             (text("money.captures", lang, n=s["captures"]), "#000000", "normal")]
-    several = len(s["operations"]) > 1 and len({op["client"] for op in s["operations"]}) < len(s["operations"])
-    for op in s["operations"]:
+    items = [(text("money.charges", lang, n=s.charges), "#000000", "normal"),
+             (text("money.captures", lang, n=s.captures), "#000000", "normal")]
+    several = len(s.operations) > 1 and len({op["client"] for op in s.operations}) < len(s.operations)
+    for op in s.operations:
         seen = text("list.sep", lang).join(_status(x, lang) for x in op["seen"]) or text("verdict.nothing", lang)
         outcome = text(f"outcome.{op['outcome']}", lang)
         if op["status"] is not None:
@@ -281,10 +281,10 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
         items.append((text(message, lang, op=op["op"], client=client, seen=seen, outcome=outcome),
                       OUTCOME_TEXT[op["outcome"]], "normal"))
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
-        items.append((text("verdict.balance", lang, n=s["balance"]), "#000000", "normal"))
-    if s["violations"]:
+        items.append((text("verdict.balance", lang, n=s.balance), "#000000", "normal"))
+    if s.violations:
         names = []
-        for v in s["violations"]:
+        for v in s.violations:
             name = text(f"property.{v['property']}", lang)
             if name not in names:
                 names.append(name)

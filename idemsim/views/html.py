@@ -38,10 +38,10 @@ def run_html(run, lang: str = "en", max_rows: int = 400) -> str:
     image = base64.b64encode(figure_png(figure)).decode("ascii")
     s = run.summary
     e = html.escape
-    summary = [(t("term.charges", lang), s["charges"]), (t("term.captures", lang), s["captures"]),
-               (t("term.expectation", lang), t(f"verdict.{s['verdict']}", lang)),
-               (t("term.properties", lang), t("verdict.all_hold", lang, n=len(PROPERTIES)) if not s["violations"]
-                else "; ".join(describe_violation(v, lang) for v in s["violations"])),
+    summary = [(t("term.charges", lang), s.charges), (t("term.captures", lang), s.captures),
+               (t("term.expectation", lang), t(f"verdict.{s.verdict}", lang)),
+               (t("term.properties", lang), t("verdict.all_hold", lang, n=len(PROPERTIES)) if not s.violations
+                else "; ".join(describe_violation(v, lang) for v in s.violations)),
                (t("term.seed", lang), run.seed)]
     rows = []
     for event in list(run.trace)[:max_rows]:

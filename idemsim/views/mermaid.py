@@ -257,9 +257,8 @@ def _span(lanes: _Lanes) -> tuple[str, str]:
 
 def _verdict(run, lang: str) -> str:
     s = run.summary
-    parts = [t("mm.charges", lang, n=s["charges"]), t("mm.captures", lang, n=s["captures"])] if "captures" in s \
-        else [t("mm.charges", lang, n=s["charges"])]
-    for op in s["operations"]:
+    parts = [t("mm.charges", lang, n=s.charges), t("mm.captures", lang, n=s.captures)]
+    for op in s.operations:
         parts.append(t("mm.client_ended", lang, client=escape(client_name(op["client"], lang)),
                        outcome=t("outcome." + op["outcome"], lang), status=escape(op["status"] or "")))
     return "<br/>".join(parts)

@@ -193,7 +193,7 @@ def attempts_figure(run, lang: str = "en"):
 
     from .figure import OUTCOME_COLOR, fonts, title_weight
 
-    series = run.summary["attempts_per_second"]
+    series = run.summary.attempts_per_second
     window = series["window"]
     with fonts(lang):
         fig = Figure(figsize=SIZE, layout="constrained")
@@ -217,7 +217,7 @@ def attempts_figure(run, lang: str = "en"):
         panel.grid(True, color="#dddddd")
         panel.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11, frameon=False)
         s = run.summary
-        fig.supxlabel(t("load.verdict", lang, charges=s["charges"], captures=s["captures"],
-                        broken=len(s["violations"])), fontsize=12, x=0.01, ha="left")
+        fig.supxlabel(t("load.verdict", lang, charges=s.charges, captures=s.captures,
+                        broken=len(s.violations)), fontsize=12, x=0.01, ha="left")
         fig.canvas.draw()
     return fig
