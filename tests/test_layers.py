@@ -20,6 +20,7 @@ nothing imports the CLI or the benchmark; and no module imports itself back thro
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ TOP = {"idemsim.bench"}
 """Above every floor: ``python -m idemsim.bench``."""
 
 
+@cache
 def modules() -> dict[str, Path]:
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -117,3 +119,42 @@ class TestFloors:
             if name not in seen:
                 visit(name, [name])
         assert circles == []
+
+
+KERNEL = "idemsim.kernel"
+"""The one room where idemsim leans on another library's internals (SimPy's, CPython's), each module saying what."""
+
+
+def private_imports(source: str) -> list[str]:
+    """The private modules and names of other libraries that ``source`` imports: ``import x._y``,
+    ``from x._y import z``, ``from x import _y`` (a name with one leading underscore; x not idemsim)."""
+
+    def private(dotted: str) -> bool:
+        return any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names
+                      if alias.name.split(".")[0] != "idemsim" and private(alias.name)]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] != "idemsim":
+            found += [node.module] if private(node.module) else []
+            found += [f"{node.module}.{alias.name}" for alias in node.names if private(alias.name)]
+    return found
+
+
+class TestNoPrivateApis:
+    def test_private_imports_are_found(self):
+        """A private module or name of another library is found, however imported; idemsim's own are not."""
+        source = ("import typer._click.core\nfrom typer._click.exceptions import UsageError\n"
+                  "from simpy.events import Event, _describe_frame\nfrom __future__ import annotations\n"
+                  "from rich.segment import Segment\nfrom .timeline import _status\nfrom idemsim.base import _x\n")
+        assert private_imports(source) == ["typer._click.core", "typer._click.exceptions",
+                                           "simpy.events._describe_frame"]
+
+    def test_no_module_imports_a_private_api_of_another_library(self):
+        """Outside the kernel, idemsim uses other libraries (typer, rich, SimPy, …) through their public API
+        only."""
+        found = {name: private_imports(path.read_text(encoding="utf-8")) for name, path in modules().items()
+                 if name != KERNEL and not name.startswith(KERNEL + ".")}
+        assert {name: names for name, names in found.items() if names} == {}

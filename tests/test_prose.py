@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import given, strategies as st
-from rich.cells import cell_len
+from rich.text import Text
 
 from idemsim.views.prose import NO_LINE_END, NO_LINE_START, reflow, unwrap_japanese, wrap
 
@@ -45,7 +45,7 @@ def test_an_article_passage_is_rejoined_only_where_the_file_broke_a_sentence():
 def test_no_wrapped_line_is_wider_than_asked_and_no_text_is_lost(line, width):
     """Whatever the text and width, every line fits, and only spaces are dropped."""
     lines = wrap(line, width)
-    assert all(cell_len(piece) <= width for piece in lines)
+    assert all(Text(piece).cell_len <= width for piece in lines)
     assert "".join(lines).replace(" ", "") == line.replace(" ", "")
 
 

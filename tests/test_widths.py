@@ -5,7 +5,7 @@ width would give it; a line's width is counted in terminal cells, two for a Japa
 from __future__ import annotations
 
 import pytest
-from rich.cells import cell_len
+from rich.text import Text
 from typer.testing import CliRunner
 
 from idemsim.cli.app import app
@@ -18,7 +18,7 @@ WIDTH = 80
 def too_wide(*args: str) -> list[str]:
     result = runner.invoke(app, list(args), env={"COLUMNS": str(WIDTH)})
     assert result.exit_code in (0, 1), result.output
-    return [line for line in result.stdout.splitlines() if cell_len(line) > WIDTH]
+    return [line for line in result.stdout.splitlines() if Text(line).cell_len > WIDTH]
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

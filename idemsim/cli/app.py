@@ -34,12 +34,12 @@ import typer
 from rich.console import Console
 
 from .. import __version__
-from .common import LANG_OPTION, LANGUAGE, Lang, OneLineUsage, choose_language as _lang, user_errors
+from .common import LANG_OPTION, LANGUAGE, Lang, OneLineTyper, choose_language as _lang, user_errors
 from ..base.errors import InputError, os_reason
 from ..base.printable import one_line, safe
+from ..kernel import collector
 
-app = typer.Typer(
-    cls=OneLineUsage,
+app = OneLineTyper(
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -196,7 +196,7 @@ def run(
 
             summaries = json_stream.write(stories, design, seed, FORMAT_VERSION, _json_escape)
             if summaries is not None:
-                raise typer.Exit(max(VERDICT_EXIT[s["verdict"]] for s in summaries))
+                raise typer.Exit(max(VERDICT_EXIT[s.verdict] for s in summaries))
         results = [simulate(s, design, seed) for s in stories]
     if format is RunFormat.json:
         main, *others = results
@@ -212,7 +212,7 @@ def run(
         console = _console()
         for r in results:
             print_run(console, r, set_, scenario, brief=brief, full=full, lang=language)
-    raise typer.Exit(max(VERDICT_EXIT[r.summary["verdict"]] for r in results))
+    raise typer.Exit(max(VERDICT_EXIT[r.summary.verdict] for r in results))
 
 
 @app.command()
@@ -597,7 +597,9 @@ def main() -> None:
     A standard output that cannot encode a character replaces it instead of failing (text only: JSON escapes
     it, see `print_json`). A write error is reported at the end: a closed pipe quietly, exit 141 (128 +
     SIGPIPE, what a shell reports for a Unix tool that a closed pipe ended); any other one as one line,
-    ``error: cannot write to standard output: …`` (in the command's language), exit 2."""
+    ``error: cannot write to standard output: …`` (in the command's language), exit 2. The process is idemsim's:
+    its runs keep Python's collector out of their way (`idemsim.kernel.collector`)."""
+    collector.own_process()
     if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
         sys.stdout.reconfigure(errors="replace")
     guarded = sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
@@ -616,18 +618,8 @@ def main() -> None:
 
         print(error_line(Message("err.stdout", reason=os_reason(guarded.error)), LANGUAGE["now"]), file=sys.stderr)
         sys.exit(2)
-    _skip_final_collection()
+    collector.before_exit()  # the last collection at exit examines nothing (25-45 ms of every command)
     sys.exit(code)
-
-
-def _skip_final_collection() -> None:
-    """The command is done and the process ends: the objects it made are moved out of the collector's sight
-    (`gc.freeze`), so that Python's last collection at exit does not examine them all to find nothing (25-45 ms
-    of every command; the bare typer + rich command of the benchmark would save about as much). Everything is
-    still released as the interpreter ends; output was flushed above, and the exit hooks still run."""
-    import gc
-
-    gc.freeze()
 
 
 def _discard_stdout() -> None:

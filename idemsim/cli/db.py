@@ -21,12 +21,11 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from .common import LANG_OPTION, Lang, OneLineUsage, choose_language, user_errors
+from .common import LANG_OPTION, Lang, OneLineTyper, choose_language, user_errors
 from ..base.errors import InputError
 from ..base.i18n import text
 
-app = typer.Typer(
-    cls=OneLineUsage,
+app = OneLineTyper(
     name="db",
     help="DB schedules: run them on idemsim's PostgreSQL model or on a real PostgreSQL, and compare the two. "
          "Exit codes: 0 ok, 1 a comparison disagrees, 2 bad input or PostgreSQL unreachable.",

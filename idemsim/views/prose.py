@@ -7,16 +7,16 @@ Guarantees:
 - `unwrap_japanese` rejoins only the lines a file broke inside a Japanese sentence;
 - `wrap` never makes a line wider than ``width`` terminal cells (a single word wider than that is folded); it
   breaks at spaces, and between any two Japanese characters, but never inside a Latin word or number, never
-  before a closing mark (、。）」 …) and never after an opening one (（「 …), as Japanese typesetting asks.
+  before a closing mark (、。）」 …) and never after an opening one (（「 …), as Japanese typesetting asks;
+- widths are terminal cells as rich counts them (`cells`, through rich's public API only).
 """
 
 from __future__ import annotations
 
 import re
 
-from rich.cells import cell_len
-from rich.containers import Lines
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.text import Text
 
 from ..base.i18n import wide
@@ -29,6 +29,12 @@ NO_LINE_END = set("（「『【〔〈《([{")
 """Marks that must not end a line: opening brackets."""
 
 _RUNS = re.compile(" +|[^ ]+")
+
+
+def cells(text: str) -> int:
+    """The terminal cells ``text`` takes, as rich counts them when it lays text out (a wide character two, a
+    combining one none): rich's public `Segment.cell_length`."""
+    return Segment(text).cell_length
 
 
 def reflow(text: str) -> str:
@@ -90,7 +96,7 @@ def breaks(line: str, width: int) -> list[int]:
         at, start = start, start + len(token)
         if token.startswith(" ") and not rows[-1] and len(rows) > 1:
             continue  # a break swallows the spaces it falls on
-        size = cell_len(token)
+        size = cells(token)
         if used + size <= width or not rows[-1] or token.startswith(" "):
             rows[-1].append((at, token))
             used += size
@@ -103,7 +109,7 @@ def breaks(line: str, width: int) -> list[int]:
         while len(current) > 1 and current[-1][1][-1] in NO_LINE_END:
             carried.insert(0, current.pop())
         rows.append(carried + [(at, token)])
-        used = sum(cell_len(t) for _, t in rows[-1])
+        used = sum(cells(t) for _, t in rows[-1])
     offsets = []
     for row in rows:
         if not row:
@@ -111,8 +117,8 @@ def breaks(line: str, width: int) -> list[int]:
         if offsets or row is not rows[0]:
             offsets.append(row[0][0])
         at, text = row[0][0], "".join(t for _, t in row).rstrip(" ")
-        while cell_len(text) > width:  # one word wider than the line: fold it
-            cut = next(i for i in range(len(text), 0, -1) if cell_len(text[:i]) <= width)
+        while cells(text) > width:  # one word wider than the line: fold it
+            cut = next(i for i in range(len(text), 0, -1) if cells(text[:i]) <= width)
             at, text = at + cut, text[cut:]
             offsets.append(at)
     return [o for o in offsets if 0 < o < len(line)]
@@ -128,20 +134,20 @@ class ProseText(Text):
     """A rich `Text` that wraps as `wrap` does (Japanese between characters, kinsoku), for table cells and
     other places where rich lays text out itself; its narrowest width is its widest unbreakable piece."""
 
-    def wrap(self, console, width, *, justify=None, overflow=None, tab_size=8, no_wrap=None) -> Lines:
+    def wrap(self, console, width, *, justify=None, overflow=None, tab_size=8, no_wrap=None):
         if no_wrap or self.no_wrap or overflow == "ignore":
             return super().wrap(console, width, justify=justify, overflow=overflow, tab_size=tab_size,
                                 no_wrap=no_wrap)
-        lines = Lines()
-        for line in self.split(allow_blank=True):
-            pieces = line.divide(breaks(line.plain, width))
-            for piece in pieces:
-                piece.rstrip()
-            lines.extend(pieces)
+        divided = [line.divide(breaks(line.plain, width)) for line in self.split(allow_blank=True)]
+        lines = divided[0]  # rich's own container of lines, as `Text.divide` makes it (a text has one line or more)
+        for more in divided[1:]:
+            lines.extend(more)
+        for piece in lines:
+            piece.rstrip()
         return lines
 
     def __rich_measure__(self, console, options) -> Measurement:
-        widest = max((cell_len(token) for line in self.plain.splitlines() for token in _cut(line)
+        widest = max((cells(token) for line in self.plain.splitlines() for token in _cut(line)
                       if not token.startswith(" ")), default=0)
         return Measurement(min(widest, options.max_width),
-                           max((cell_len(line) for line in self.plain.splitlines()), default=0))
+                           max((cells(line) for line in self.plain.splitlines()), default=0))

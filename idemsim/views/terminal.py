@@ -20,7 +20,8 @@ from rich.text import Text
 from ..base.i18n import text as t
 from ..base.printable import safe  # noqa: F401 (views import it from here too)
 from ..judge.summary import is_load
-from .prose import ProseText, reflow, unwrap_japanese, wrap
+from ..model.designs import DESIGNS
+from .prose import ProseText, cells, reflow, unwrap_japanese, wrap
 from .timeline import _outcome, _status, describe, endpoints
 
 KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
@@ -63,24 +64,18 @@ def print_timeline(console: Console, run, lang: str = "en", long: int = LONG_TIM
     and render a table, and holds all of it; this takes a few µs a row and holds one. The column widths are the
     ones rich computes for the table (from the header and the widest cell of each column: only the widest counts);
     the title, the header and the edges are rich's own, rendered from a table of no rows with those widths; a
-    description longer than its column is wrapped by rich, as in the table."""
-    if len(run.trace) <= long or console.record or getattr(console, "_buffer_index", 0):
+    description longer than its column is wrapped by rich, as in the table. The rows reach the console as
+    segments (their styles rendered by rich), so a console that captures what it prints captures them too; one
+    that records it gets rich's own table. Only rich's public API is used."""
+    if len(run.trace) <= long or console.record:
         console.print(timeline_table(run, lang))  # short, or the console keeps what it prints: rich's own table
         return
-    from rich.cells import cell_len
+    from rich.segment import Segment, Segments
     from rich.style import Style
 
     rows = _timeline_rows(run, lang)
-    widest = [max(rows, key=lambda row, i=i: cell_len(row[i]))[i] for i in range(3)]
-    sizing = _timeline_frame(run, lang)
-    sizing.add_row(widest[0], Text(widest[1]), ProseText(widest[2]))
-    try:
-        widths = sizing._calculate_column_widths(console, console.options.update_width(console.width
-                                                                                         - sizing._extra_width))
-    except AttributeError:  # another rich: lay it out the slow way
-        console.print(timeline_table(run, lang))
-        return
-    if sum(widths) + sizing._extra_width > console.width or any(w < 3 for w in widths):
+    widths = _column_widths(console, run, lang, rows)
+    if widths is None or any(w < 3 for w in widths):
         console.print(timeline_table(run, lang))  # too narrow for the columns as they are: rich's last resort
         return
     frame = _timeline_frame(run, lang, [widths[0] - 1, widths[1] - 2, widths[2] - 1])
@@ -88,32 +83,40 @@ def print_timeline(console: Console, run, lang: str = "en", long: int = LONG_TIM
         console.print(frame)
     head = capture.get().split("\n")
     time_width, who_width, what_width = widths[0] - 1, widths[1] - 2, widths[2] - 1
-    blank = " " * (widths[0] + widths[1] + 4)
-    color = console.color_system is not None
-    styles: dict[str, Any] = {}
-    out = ["\n".join(head[:-2]) + "\n"]
+    blank = Segment(" " * (widths[0] + widths[1] + 4))
+    styles: dict[str, Any] = {"": None}
+    out = [Segment("\n".join(head[:-2]) + "\n")]  # (already rendered: written as it is)
     for time, who, what, style in rows:
-        left = f" {' ' * (time_width - len(time))}{time}   {who}{' ' * (who_width - cell_len(who))}   "
-        if cell_len(what) <= what_width:
+        left = Segment(f" {' ' * (time_width - len(time))}{time}   {who}{' ' * (who_width - cells(who))}   ")
+        if cells(what) <= what_width:
             pieces = [what.rstrip()]
         else:  # (the description is a ProseText in the table: wrapped so, and stripped, its padding unstyled)
             pieces = [line.plain for line in ProseText(what).wrap(console, what_width, overflow="fold")]
-        if color and style:
-            render = styles.get(style)
-            if render is None:
-                render = styles[style] = Style.parse(style)
-            lines = [render.render(piece, color_system=console.color_system) + " " * (what_width - cell_len(piece))
-                     for piece in pieces]
-        else:
-            lines = [piece + " " * (what_width - cell_len(piece)) for piece in pieces]
-        out.append(left + lines[0] + " \n")
-        out.extend(blank + line + " \n" for line in lines[1:])
-        if len(out) > 500:
-            console.file.write("".join(out))
+        if style not in styles:
+            styles[style] = Style.parse(style)
+        for i, piece in enumerate(pieces):
+            out += [blank if i else left, Segment(piece, styles[style]), Segment(" " * (what_width - cells(piece))
+                                                                                  + " \n")]
+        if len(out) > 1500:
+            console.print(Segments(out), crop=False)
             out = []
-    out.append(head[-2] + "\n")
-    console.file.write("".join(out))
-    console.file.flush()
+    out.append(Segment(head[-2] + "\n"))
+    console.print(Segments(out), crop=False)
+
+
+def _column_widths(console: Console, run, lang: str, rows: list[tuple[str, str, str, str]]) -> list[int] | None:
+    """The widths rich gives the timeline's columns (padding included) on this console: those of the table of
+    the widest cell of each column, read from its top edge drawn with a box that marks where columns meet (the
+    title and the box change no width); None when the table is wider than the console."""
+    widest = [max(rows, key=lambda row, i=i: cells(row[i]))[i] for i in range(3)]
+    sizing = _timeline_frame(run, lang)
+    sizing.title, sizing.box = None, box.ASCII2  # its top edge: +---+---+---+
+    sizing.add_row(widest[0], Text(widest[1]), ProseText(widest[2]))
+    top = "".join(segment.text for segment in console.render(sizing)).split("\n", 1)[0]
+    edges = top.split("+")
+    if len(top) > console.width or len(edges) != 5 or any(set(edge) != {"-"} for edge in edges[1:-1]):
+        return None
+    return [len(edge) for edge in edges[1:-1]]
 
 
 def _timeline_frame(run, lang: str, widths: list[int] | None = None) -> Table:
@@ -190,11 +193,11 @@ def load_table(run, width: int, lang: str = "en") -> Table:
     from ..judge.statistics import percentile
 
     s = run.summary
-    ops = s["operations"]
+    ops = s.operations
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
-    series = s["attempts_per_second"]
+    series = s.attempts_per_second
     outcomes = Counter(op["outcome"] for op in ops)
     _row(table, t("term.operations", lang), t("term.operations_value", lang, n=len(ops), ok=outcomes["ok"],
                                                  fail=outcomes["fail"], info=outcomes["info"]))
@@ -206,10 +209,10 @@ def load_table(run, width: int, lang: str = "en") -> Table:
     times = [r.ended - r.started for r in run.operations if r.ended is not None]
     _row(table, t("term.answer_time", lang), t("term.answer_time_value", lang, p50=percentile(times, 50),
                                                   p95=percentile(times, 95), max=max(times, default=0)))
-    if s["wait_seconds"]:
-        _row(table, t("term.wait", lang), t("term.load_wait", lang, seconds=s["wait_seconds"], n=s["waiting_peak"]))
-    if "pool_wait" in s:
-        w = s["pool_wait"]
+    if s.wait_seconds:
+        _row(table, t("term.wait", lang), t("term.load_wait", lang, seconds=s.wait_seconds, n=s.waiting_peak))
+    if s.pool_wait is not None:
+        w = s.pool_wait
         _row(table, t("term.pool", lang), t("term.pool_value", lang, p50=w["p50"], p95=w["p95"], max=w["max"],
                                                size=run.scenario.api.pool_size))
     counts = series["counts"]
@@ -240,46 +243,46 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    _row(table, t("term.charges", lang), str(s["charges"]))
-    _row(table, t("term.captures", lang), _money(s["ledger"], lang))
-    for op in ([] if is_load(run) else s["operations"]):
-        label = Text(t("term.client_saw", lang) if len(s["operations"]) == 1 else
+    _row(table, t("term.charges", lang), str(s.charges))
+    _row(table, t("term.captures", lang), _money(s.ledger, lang))
+    for op in ([] if is_load(run) else s.operations):
+        label = Text(t("term.client_saw", lang) if len(s.operations) == 1 else
                      safe(t("term.op_saw", lang, op=op["op"], client=op["client"])))
         _row(table, label, _seen(op, lang))
-    if s["replays"]:
-        _row(table, t("term.replayed", lang), t("term.identical", lang) if s["replay_identical"]
+    if s.replays:
+        _row(table, t("term.replayed", lang), t("term.identical", lang) if s.replay_identical
                       else t("term.different", lang))
-    if s["wait_seconds"]:
-        _row(table, t("term.wait", lang), t("term.wait_value", lang, seconds=s["wait_seconds"]))
-    if run.design != "naive":
-        _row(table, t("term.keys", lang), t("term.keys_value", lang, held=s["keys_held"],
-                                               in_progress=s["keys_in_progress"]))
+    if s.wait_seconds:
+        _row(table, t("term.wait", lang), t("term.wait_value", lang, seconds=s.wait_seconds))
+    if DESIGNS[run.design].stores_keys:
+        _row(table, t("term.keys", lang), t("term.keys_value", lang, held=s.keys_held,
+                                               in_progress=s.keys_in_progress))
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
-        _row(table, t("term.balance", lang), str(s["balance"]))
-    if s["violations"]:
+        _row(table, t("term.balance", lang), str(s.balance))
+    if s.violations:
         from ..judge.properties import describe_violation
 
-        for v in s["violations"][:MAX_VIOLATIONS_SHOWN]:
+        for v in s.violations[:MAX_VIOLATIONS_SHOWN]:
             _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
-        if len(s["violations"]) > MAX_VIOLATIONS_SHOWN:
-            _row(table, "", Text(t("term.more_broken", lang, n=len(s["violations"]) - MAX_VIOLATIONS_SHOWN),
+        if len(s.violations) > MAX_VIOLATIONS_SHOWN:
+            _row(table, "", Text(t("term.more_broken", lang, n=len(s.violations) - MAX_VIOLATIONS_SHOWN),
                                    style="red"))
     else:
         from ..judge.properties import PROPERTIES
 
         names = [t(f"property.{p}", lang) for p in PROPERTIES]
         _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
-    for f, fault in zip(s["faults"], run.scenario.faults):
+    for f, fault in zip(s.faults, run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
         _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
                                                                        else t("term.never", lang)))))
-    verdict = ProseText(t(f"verdict.{s['verdict']}", lang), style=VERDICT_STYLE[s["verdict"]])
+    verdict = ProseText(t(f"verdict.{s.verdict}", lang), style=VERDICT_STYLE[s.verdict])
     expectation = run.scenario.expect.get(run.design)
-    if expectation is not None and s["verdict"] == "held":
+    if expectation is not None and s.verdict == "held":
         verdict.append(safe("  (" + ", ".join(f"{k}={v!r}" for k, v in
                                                expectation.stated().items()) + ")"))
     _row(table, t("term.expectation", lang), verdict)
-    for failure in s["failures"]:
+    for failure in s.failures:
         _row(table, "", ProseText(safe(_failure(failure, lang)), style="red"))
     _row(table, t("term.seed", lang), str(run.seed))
     return table
@@ -299,13 +302,11 @@ def _failure(failure: str, lang: str) -> str:
 def continued(command: str, width: int, first: str = "") -> list[str]:
     """A shell command broken into lines of at most ``width`` columns, each but the last continued with
     `` \\``, so that it can still be copied and pasted whole."""
-    from rich.cells import cell_len
-
     words = shlex.split(command)
     quoted = [shlex.quote(w) for w in words]
     lines, line = [], first + quoted[0]
     for word in quoted[1:]:
-        if cell_len(line) + 1 + cell_len(word) + 2 > width and line.strip():
+        if cells(line) + 1 + cells(word) + 2 > width and line.strip():
             lines.append(line + " \\")
             line = "    " + word
         else:
