@@ -1,9 +1,9 @@
 """Regenerate docs/catalogue.md from the simulator: ``python docs/make_catalogue.py``.
 
-Every shipped scenario (`idemsim.scenario.schema.builtin_names`), grouped as ``idemsim list`` groups them (the groups
-follow the article's order), with its title, summary, story, lesson and variants, and the Mermaid sequence
-diagram of its main story under its own design and seed (`idemsim.runners.simulation.Run.mermaid`). Nothing is
-written by hand: ``tests/test_notebooks.py`` checks that the file is exactly what `render` returns now.
+Every shipped scenario (`idemsim.scenario_names`), grouped as ``idemsim list`` groups them (the groups follow the
+article's order), with its title, summary, story, lesson and variants, and the Mermaid sequence diagram of its
+main story under its own design and seed (`idemsim.Run.mermaid`). Nothing is written by hand:
+``tests/test_notebooks.py`` checks that the file is exactly what `render` returns now.
 """
 
 import textwrap
@@ -37,12 +37,11 @@ def _anchor(name: str) -> str:
 
 def render() -> str:
     """The whole catalogue, as Markdown."""
-    from idemsim.scenario.schema import builtin_names, load
-    from idemsim.runners.simulation import simulate
+    import idemsim
 
     groups: dict[str, list] = {}
-    for name in builtin_names():
-        scenario = load(name)
+    for name in idemsim.scenario_names():
+        scenario = idemsim.load_scenario(name)
         groups.setdefault(scenario.group, []).append(scenario)
     out = ["# Catalogue of the shipped scenarios", "",
            _fill("Every story idemsim ships, grouped as `idemsim list` groups them (in the article's order), each "
@@ -55,7 +54,7 @@ def render() -> str:
     for group, members in sorted(groups.items()):
         out += ["", f"## {group}"]
         for scenario in members:
-            run = simulate(scenario)
+            run = idemsim.simulate(scenario)
             out += ["", f"### {scenario.name}", "", _fill(f"**{scenario.title}**"), "", _fill(scenario.summary)]
             if scenario.story.strip():
                 out += ["", _paragraphs(scenario.story)]

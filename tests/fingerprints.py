@@ -55,7 +55,7 @@ def stories():
         from idemsim import scenario_names, stories_of
     except ImportError:  # the layout before the house issue
         from idemsim.scenario.schema import builtin_names as scenario_names, runs as stories_of
-    for name in scenario_names():
+    for name in sorted(scenario_names()):  # by name, as before: idemsim.scenario_names gives the article's order
         scenario = idemsim.load_scenario(name)
         for story in stories_of(scenario):
             yield name, story

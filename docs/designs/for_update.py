@@ -11,7 +11,7 @@ transaction rolls back, the key row is still ``in_progress``, and the retry that
     idemsim explore docs/designs/for_update.py:handler      # finds the double capture: exit 1
 """
 
-from idemsim.base.http import Response
+from idemsim import Response
 
 
 def handler(h):

@@ -13,8 +13,7 @@ The same design as ``for_update.py`` with two changes, each closing one way to l
     idemsim explore docs/designs/for_update_fixed.py:handler --exhaustive --max-faults 3   # PROVED: exit 0
 """
 
-from idemsim import design
-from idemsim.base.http import Response
+from idemsim import Response, design
 
 
 def completer(w, key):
