@@ -13,6 +13,7 @@ import pytest
 from idemsim import bench
 
 
+@pytest.mark.slow
 class TestBench:
     def test_the_json_has_the_figures_of_both_models_and_their_ratio(self, capsys):
         """The full model's figures at the top, the bare model's under bare, and the ratio of payments per

@@ -130,6 +130,7 @@ def test_version(cli):
     assert cli("--version").stdout.strip() == f"idemsim {__version__}"
 
 
+@pytest.mark.slow
 def test_the_installed_command_runs_from_another_directory(tmp_path):
     """The console script finds the built-in scenarios from any working directory."""
     exe = Path(sys.executable).with_name("idemsim")
@@ -140,6 +141,7 @@ def test_the_installed_command_runs_from_another_directory(tmp_path):
     assert json.loads(done.stdout)["summary"]["charges"] == 1
 
 
+@pytest.mark.slow
 def test_run_imports_neither_matplotlib_hypothesis_nor_psycopg():
     """`idemsim run` starts without the heavy libraries."""
     code = ("import sys\nfrom idemsim.cli.app import main\nsys.argv = ['idemsim', 'run', 'lost-response']\n"

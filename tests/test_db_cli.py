@@ -125,6 +125,7 @@ class TestCompare:
             assert result.exit_code == 0, result.output
             assert "[/x]" in result.stdout and "[/k]" in result.stdout and "[red]odd.json" in result.stdout
 
+    @pytest.mark.slow
     @pytest.mark.postgres
     def test_the_articles_wait_from_both_sides_as_a_real_process(self, postgres_dsn):
         """`python -m idemsim.cli.db compare article-wait-commit` shows the ≈4 s wait on both sides and agrees."""

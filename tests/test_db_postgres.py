@@ -21,6 +21,9 @@ from idemsim.proof.agreement import compare, racy_instants
 from idemsim.proof.postgres import PostgresRun, PostgresUnavailable, connect, run_postgres, run_on_postgres
 from idemsim.proof.schedule import ModelRun, Schedule, load, parse, run_on_model, shipped
 
+pytestmark = pytest.mark.slow
+"""Against a real PostgreSQL: not on the fast path (pytest -m "not slow")."""
+
 SCALE = 0.1
 PARALLEL = 10
 """Schedules run at once (each holds one connection per session; PostgreSQL's default limit is 100)."""

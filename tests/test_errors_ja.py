@@ -85,6 +85,7 @@ def missing_fields(call: ast.Call, message: str) -> set[str]:
 
 
 class TestEveryErrorComesFromTheCatalogue:
+    @pytest.mark.slow
     def test_every_input_error_is_raised_with_a_message_id_and_its_fields(self):
         """Every `InputError` (and subclass) in idemsim/ names a message of the catalogue and fills its fields."""
         found, bad = 0, []
@@ -100,6 +101,7 @@ class TestEveryErrorComesFromTheCatalogue:
         assert found >= 78
         assert bad == []
 
+    @pytest.mark.slow
     def test_every_message_built_for_an_error_exists_with_its_fields(self):
         """Every `Message("id", …)` with a written id names a message of the catalogue and fills its fields."""
         bad = []
@@ -112,6 +114,7 @@ class TestEveryErrorComesFromTheCatalogue:
                     bad.append(f"{where}: {message} misses {sorted(missing_fields(call, message))}")
         assert bad == []
 
+    @pytest.mark.slow
     def test_every_validation_problem_idemsim_raises_is_worded_in_the_catalogue(self):
         """`invalid("kind", …)` names a ``pyd.kind`` message and fills it; no validator raises its own sentence."""
         bad = []
@@ -204,6 +207,7 @@ class TestEveryValidationProblemInJapanese:
         assert line.startswith(f"mine.toml: 項目 '{field}': ") and "\n" not in line, line
         assert not re.search(r"Input should|Value error|should have", line), line
 
+    @pytest.mark.slow
     @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
     @given(documents())
     def test_random_documents_are_refused_in_japanese(self, document):
@@ -375,6 +379,7 @@ class TestUsageErrors:
         assert cli("run", "--bogus").stderr.startswith("エラー: ")
         assert cli("run", "--bogus", "--lang", "en").stderr.startswith("error: no such option: --bogus")
 
+    @pytest.mark.slow
     def test_a_usage_error_is_one_line_from_the_installed_command(self):
         """The real `idemsim` names itself and the command in the hint (a subprocess)."""
         exe = Path(sys.executable).parent / "idemsim"

@@ -23,6 +23,7 @@ def as_json(result) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 class TestExploreNaive:
     def test_it_exits_1_with_a_two_charge_counterexample_of_one_lost_response(self, tmp_path, monkeypatch):
         """`idemsim explore naive` finds one lost response, shows two charges, and exits 1."""
@@ -83,6 +84,7 @@ class TestExploreNaive:
         assert a.stdout == b.stdout
 
 
+@pytest.mark.slow
 class TestExploreMoney:
     def test_same_tx_is_broken_by_two_captures_and_one_row(self, tmp_path, monkeypatch):
         """The default same-tx search ends in a double capture between the capture and the COMMIT: exit 1."""
@@ -108,6 +110,7 @@ class TestExploreMoney:
         assert {v["property"] for v in as_json(result)["counterexample"]["violations"]} == {"ledger-agrees"}
 
 
+@pytest.mark.slow
 class TestExploreCorrectDesigns:
     def test_recovery_points_has_no_counterexample_and_exits_0(self, tmp_path, monkeypatch):
         """The default configuration of recovery-points survives the search; nothing is written."""
@@ -188,6 +191,7 @@ class TestExploreBadInput:
         assert "--max-examples" in result.stderr
 
 
+@pytest.mark.slow
 class TestFastStart:
     def test_run_does_not_import_hypothesis(self, tmp_path):
         """`idemsim run` imports neither Hypothesis nor the explore modules (a real subprocess)."""
@@ -200,6 +204,7 @@ class TestFastStart:
         assert out.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 class TestDocs:
     def test_every_command_of_docs_explore_exits_as_documented(self, tmp_path, monkeypatch):
         """Each `idemsim explore` line of docs/explore.md's first example exits with the code its comment says."""

@@ -53,6 +53,7 @@ def overlapping(fig) -> list[tuple[str, str]]:
 
 
 class TestWhatTheFigureShows:
+    @pytest.mark.slow
     def test_lost_response_shows_the_statuses_the_loss_and_the_lanes(self, tmp_path):
         """The SVG of lost-response holds the 201s, the lost marker's word and every lane's name."""
         svg = svg_of(figure.run_figure(story_run("lost-response", None)), tmp_path)
@@ -100,11 +101,13 @@ class TestChargeMarks:
 
 
 class TestNoOverlap:
+    @pytest.mark.slow
     @pytest.mark.parametrize("name,variant", STORIES)
     def test_no_two_texts_overlap(self, name, variant):
         """No two visible texts of a story's figure (under its own design) overlap."""
         assert overlapping(figure.run_figure(story_run(name, variant))) == []
 
+    @pytest.mark.slow
     def test_no_two_texts_of_a_comparison_overlap(self):
         """No two visible texts of lost-response's comparison overlap."""
         designs = ("naive", "check-then-insert", "same-tx", "committed-first", "split-tx")
@@ -118,6 +121,7 @@ class TestNoOverlap:
 
 
 class TestDeterminism:
+    @pytest.mark.slow
     def test_the_same_seed_gives_byte_identical_svg(self, tmp_path):
         """Two separate runs of the same story and seed give byte-identical SVG files."""
         story = load("same-tx-wait")
@@ -127,6 +131,7 @@ class TestDeterminism:
 
 
 class TestJapanese:
+    @pytest.mark.slow
     def test_japanese_draws_every_glyph(self):
         """With lang="ja" the figure draws in IPAexGothic without a single missing-glyph warning."""
         from matplotlib.font_manager import findfont
@@ -158,6 +163,7 @@ class TestSave:
         assert "\n" not in message and all(ext in message for ext in (".png", ".svg", ".pdf"))
         assert list(tmp_path.iterdir()) == []
 
+    @pytest.mark.slow
     def test_each_format_is_written_by_its_extension(self, tmp_path):
         """save writes PNG, SVG and PDF, each by its extension, and leaves no temporary file."""
         fig = figure.run_figure(story_run("lost-response", None))

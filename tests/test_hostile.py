@@ -219,7 +219,8 @@ class TestValidation:
         assert result.exit_code == 1
         assert json.loads(result.stdout)["summary"]["verdict"] == "vacuous"
 
-    @pytest.mark.parametrize("value", ["x" * 1_000_000, "[" + "1," * 50_000 + "1]"])
+    @pytest.mark.parametrize("value", ["x" * 1_000_000,
+                                       pytest.param("[" + "1," * 50_000 + "1]", marks=pytest.mark.slow)])
     def test_a_huge_value_is_shortened(self, cli, one_line, value):
         """A 1 MB value is never echoed whole: the line stays short."""
         line = one_line(cli("run", "lost-response", "--set", f"client.timeout={value}"))
@@ -269,6 +270,7 @@ class TestBounds:
                                 *[a for s in sets for a in ("--set", s)]))
         assert says in line and "the bound on a run" in line, line
 
+    @pytest.mark.slow
     def test_an_exploration_stops_at_the_first_run_past_its_bound(self, cli, one_line, monkeypatch):
         """explore does not shrink a run that passed its bound (each would take seconds): one line at once."""
         monkeypatch.setattr("idemsim.runners.simulation.MAX_EVENTS", 20_000)
@@ -278,7 +280,7 @@ class TestBounds:
         assert line.startswith("error: explore, design same-tx: the run did not end within 20,300"), line
 
     @pytest.mark.parametrize("sets", [
-        ["client.max_attempts=1100", "network.request.loss=1.0"],
+        pytest.param(["client.max_attempts=1100", "network.request.loss=1.0"], marks=pytest.mark.slow),
         ["client.multiplier=1e200", "client.max_attempts=5", "network.request.loss=1.0"],
         ["client.multiplier=1e300", "client.backoff=1e7", "client.max_backoff=5", "client.max_attempts=4",
          "network.request.loss=1.0"],
@@ -409,7 +411,7 @@ class TestOutput:
         ["run", "{file}", "--format", "json"],
         ["run", "{file}", "--format", "json", "--variant", "v\x1bx"],
         ["compare", "{file}", "--format", "json"],
-        ["explore", "naive", "--format", "json", "--max-examples", "5"],
+        pytest.param(["explore", "naive", "--format", "json", "--max-examples", "5"], marks=pytest.mark.slow),
         ["explore", "same-tx", "--format", "json", "--exhaustive", "--max-faults", "1"],
     ])
     def test_json_is_strict_and_escapes_what_a_terminal_would_act_on(self, cli, tmp_path, args):
@@ -486,6 +488,7 @@ def idemsim_process(*args: str, env: dict | None = None, **kwargs) -> subprocess
                           env={**os.environ, "COLUMNS": "100", **(env or {})}, **kwargs)
 
 
+@pytest.mark.slow
 class TestStandardOutput:
     """Real processes: what a terminal, a pipe or a full disk does to standard output."""
 
@@ -654,6 +657,7 @@ def documents(draw) -> dict[str, Any]:
 MAX_TIME = 1000.0
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(documents(), st.sampled_from(["naive", "same-tx", "committed-first", "recovery-points"]))
 def test_random_documents_load_and_run_or_fail_cleanly(document, design):

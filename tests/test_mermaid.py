@@ -21,6 +21,9 @@ from idemsim.scenario.schema import builtin_names, load, runs, validate
 from idemsim.runners.simulation import simulate
 from idemsim.views import mermaid
 
+pytestmark = pytest.mark.slow
+"""Mermaid's own parser, run by Node: not on the fast path (pytest -m "not slow")."""
+
 CHECKER = Path(__file__).resolve().parent / "mermaid"
 
 

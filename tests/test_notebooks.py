@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+"""Notebooks run in a Jupyter kernel: not on the fast path (pytest -m "not slow")."""
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))

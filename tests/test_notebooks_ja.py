@@ -18,6 +18,9 @@ import pytest
 
 import test_notebooks as english
 
+pytestmark = pytest.mark.slow
+"""Notebooks run in a Jupyter kernel: not on the fast path (pytest -m "not slow")."""
+
 ROOT = english.ROOT
 JA = ROOT / "notebooks" / "ja"
 LESSONS = sorted(JA.glob("[0-9][0-9]-*.ipynb"))

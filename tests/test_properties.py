@@ -6,6 +6,7 @@ for a larger budget). Every example is a whole run chosen through the fault inte
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import find, given
 from hypothesis import strategies as st
 
@@ -203,6 +204,7 @@ class TestTheMoney:
             "charge ch_2 of operation 1 (by 1.2) has no capture: the API recorded money it never took"]
 
 
+@pytest.mark.slow
 class TestStrategies:
     def test_the_simplest_schedule_is_no_fault_on_the_default_timings(self):
         """Shrinking any schedule to its simplest gives no fault, the first latency and the default retry."""
@@ -232,6 +234,7 @@ DATABASE_PROPERTIES = ("at-most-one-charge", "replay-identical", "no-stuck-key")
 """What the article's designs promise about their own database, whatever happens to the money."""
 
 
+@pytest.mark.slow
 class TestSameTx:
     @given(schedules())
     def test_the_database_keeps_its_promise_under_any_schedule(self, schedule):
@@ -245,6 +248,7 @@ class TestSameTx:
         assert [v for v in violations if v.property not in ("ledger-agrees", "exactly-one-on-success")] == []
 
 
+@pytest.mark.slow
 class TestCommittedFirstWithLease:
     @given(schedules())
     def test_the_database_keeps_its_promise_under_any_schedule(self, schedule):
@@ -252,6 +256,7 @@ class TestCommittedFirstWithLease:
         assert [v for v in check(run_of("committed-first", schedule)) if v.property in DATABASE_PROPERTIES] == []
 
 
+@pytest.mark.slow
 class TestRecoveryPoints:
     @given(schedules())
     def test_every_property_holds_under_any_schedule(self, schedule):
@@ -259,6 +264,7 @@ class TestRecoveryPoints:
         assert check(run_of("recovery-points", schedule)) == []
 
 
+@pytest.mark.slow
 class TestClientView:
     @given(schedules(), st.sampled_from(["naive", "check-then-insert", "same-tx", "committed-first",
                                          "recovery-points"]))

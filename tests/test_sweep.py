@@ -66,6 +66,7 @@ class TestSeedsAndRates:
         assert (sw.percentile([1, 2, 3, 4], 50), sw.percentile(range(1, 21), 95)) == (2.5, 19.05)
 
 
+@pytest.mark.slow
 class TestExecutors:
     def test_the_json_is_the_same_inline_on_two_processes_and_on_a_dask_cluster(self):
         """The same sweep gives byte-identical JSON whatever runs it (a LocalCluster on loopback included)."""
@@ -102,6 +103,7 @@ class TestTheShippedSweeps:
         assert rows[("same-tx", 0.5)]["double_charge"]["rate"] == rows[("recovery-points", 0.5)]["double_charge"][
             "rate"] == 0
 
+    @pytest.mark.slow
     def test_ttl_trades_duplicates_for_records_held(self):
         """A 1 s retention lets retries charge again; 60 s does not, and keeps every record."""
         result = sw.run(small("ttl", ["api.ttl=1,60"], ["same-tx"], 20))
@@ -120,6 +122,7 @@ class TestTheShippedSweeps:
         assert rows[("committed-first", 5)]["time_to_answer"]["p95"] > rows[("committed-first", 1)]["time_to_answer"][
             "p50"]
 
+    @pytest.mark.slow
     def test_herd_jitter_and_a_budget_lower_the_peak_after_the_outage(self):
         """After the 30 s outage: all thousand retry at once without jitter, far fewer with it, none with a budget."""
         spec = sw.Sweep(load("herd"), sw.axes_of(load("herd").sweep.vary), ["same-tx"], 3)
@@ -129,6 +132,7 @@ class TestTheShippedSweeps:
         assert peaks[("none", False)] > peaks[("full", False)] > peaks[("full", True)]
         assert peaks[("full", True)] == 0
 
+    @pytest.mark.slow
     def test_pool_same_tx_duplicates_hold_connections_committed_first_none(self):
         """Under same-tx waiting duplicates hold connections of the pool; under committed-first never."""
         result = sw.run(small("pool", ["client.duplicate_rate=0.6"], ["same-tx", "committed-first"], 5))
@@ -161,6 +165,7 @@ class TestTheCommand:
         assert {"design", "network.response.loss", "runs", "double_charge.rate", "double_charge.low",
                 "time_to_answer.p95"} <= set(rows[0])
 
+    @pytest.mark.slow
     def test_output_and_plot_files_are_written(self, cli, tmp_path):
         """-o writes the JSON, --plot the figure; the text table is not printed then."""
         out, plot = tmp_path / "loss.json", tmp_path / "loss.png"

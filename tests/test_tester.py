@@ -39,6 +39,7 @@ def broken(result) -> set[str]:
     return {v.property for v in result.counterexample.violations}
 
 
+@pytest.mark.slow
 class TestSearchFindsEveryKnownBug:
     @pytest.mark.parametrize("seed", SEEDS)
     @pytest.mark.parametrize("bug", list(BUGS))
@@ -84,6 +85,7 @@ class TestExhaustiveFindsEveryKnownBug:
         assert len(result.counterexample.faults) == 1
 
 
+@pytest.mark.slow
 class TestCorrectDesignsPass:
     def test_the_same_search_finds_nothing_for_recovery_points(self):
         """The very search that finds the bugs finds no counterexample for recovery-points, on any property."""

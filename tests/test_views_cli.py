@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from idemsim.scenario.schema import load
 from idemsim.runners.simulation import simulate
 from idemsim.views.mermaid import INIT
@@ -40,6 +42,7 @@ class TestMermaidOutput:
         assert "participant A as 決済 API" in cli("run", "lost-response", "--format", "mermaid", "--lang", "ja").stdout
 
 
+@pytest.mark.slow
 class TestPlot:
     def test_plot_writes_the_figure_and_prints_its_path(self, cli, tmp_path):
         """`idemsim plot same-tx-wait -o w.svg` writes the time-space diagram, the wait labelled 4.0 s."""
@@ -86,6 +89,7 @@ class TestFromPython:
         assert run.mermaid().splitlines()[1] == "sequenceDiagram"
         assert run.mermaid(kind="state").splitlines()[1] == "stateDiagram-v2"
 
+    @pytest.mark.slow
     def test_a_run_shows_itself_in_jupyter_as_html(self):
         """`_repr_html_` embeds the figure as a PNG and lists the timeline, every text escaped."""
         page = simulate(load("lost-response"))._repr_html_()
@@ -94,6 +98,7 @@ class TestFromPython:
 
 
 class TestFastStart:
+    @pytest.mark.slow
     def test_run_list_and_show_never_import_matplotlib(self, tmp_path):
         """Only drawing imports matplotlib: `run`, `list` and `show` do not (a real subprocess)."""
         code = ("import sys\nfrom idemsim.cli.app import app\n"

@@ -14,7 +14,7 @@ def scenarios_dir() -> Path:
     """The directory of the shipped scenarios (found once: it does not move while idemsim runs). The package is
     a directory on disk (a wheel installs it so), so its data is beside this file, where
     ``importlib.resources.files("idemsim")`` would find it too, without importing its readers."""
-    packaged = Path(__file__).parent / "scenarios"
+    packaged = Path(__file__).parents[1] / "scenarios"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "scenarios"

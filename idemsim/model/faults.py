@@ -26,7 +26,8 @@ from ..base.fields import InputModel, Integer, PositiveSeconds, Seconds, invalid
 Ordinal = Annotated[Integer, Field(ge=1)]
 """An operation's or an attempt's number, counted from 1."""
 
-Message = Literal["request", "response"]
+NetworkMessage = Literal["request", "response"]
+"""The two messages of an attempt the network carries: the client's request and the API's response."""
 LosableMessage = Literal["request", "response", "processor_response"]
 CrashPoint = Literal["after_key", "after_processor", "after_charge", "before_response_stored", "before_commit"]
 CRASH_POINTS: tuple[str, ...] = CrashPoint.__args__  # type: ignore[attr-defined]
@@ -58,7 +59,7 @@ class DelayMessage(_Fault):
     """The network holds the request or the response of one attempt for ``seconds`` more."""
 
     kind: Literal["delay"] = "delay"
-    message: Message
+    message: NetworkMessage
     seconds: PositiveSeconds
 
     def describe(self, lang: str = "en") -> str:
