@@ -35,6 +35,7 @@ __all__ = [  # noqa: RUF022 (grouped by what they are for, as docs/python.md lis
     "stories_of",         # a loaded scenario's stories: its main story, then each variant
     "sweep_names",        # the built-in sweeps' names (scenarios/sweeps/)
     "Run",                # the result of one simulation: trace, summary, tables; .figure(), .mermaid()
+    "Summary",            # a Run's summary: charges, captures, status, verdict …, the JSON summary's fields
     "Scenario",           # a validated scenario (a story and its variants), as load_scenario returns it
     "InputError",         # what a wrong input raises (an unknown name, a bad --set): its message says what is allowed
     # many runs
@@ -59,6 +60,7 @@ __all__ = [  # noqa: RUF022 (grouped by what they are for, as docs/python.md lis
 
 _ELSEWHERE = {
     "Run": ("runners.simulation", "Run"),
+    "Summary": ("judge.run_summary", "Summary"),
     "Scenario": ("scenario.schema", "Scenario"),
     "InputError": ("base.errors", "InputError"),
     "stories_of": ("scenario.schema", "runs"),
@@ -83,24 +85,27 @@ def load_scenario(name_or_path: str, sets: list[str] | None = None):
     return load(name_or_path, sets)
 
 
-def simulate(scenario, design: str | None = None, seed: int | None = None, trace: bool = True):
+def simulate(scenario, design: str | None = None, seed: int | None = None, trace: bool = True, *,
+             quiet_collector: bool | None = None):
     """Run a loaded scenario once; returns a `Run` with ``trace`` and ``summary`` (``trace=False``: no trace,
-    the same summary)."""
+    the same summary). ``quiet_collector=True`` keeps Python's cyclic garbage collector out of the run's way
+    (faster for a large load; it touches only what the run makes); from a notebook it is off unless asked."""
     from .runners.simulation import simulate as _simulate
 
-    return _simulate(scenario, design, seed, trace)
+    return _simulate(scenario, design, seed, trace, quiet_collector=quiet_collector)
 
 
 def run(name_or_path: str, design: str | None = None, seed: int | None = None, sets: list[str] | None = None,
-        variant: str | None = None):
+        variant: str | None = None, *, quiet_collector: bool | None = None):
     """Load and run a scenario's main story in one call (or, with ``variant``, that variant's story), as
-    ``idemsim run NAME [--variant V] [--design D] [--seed S] [--set …]`` does."""
+    ``idemsim run NAME [--variant V] [--design D] [--seed S] [--set …]`` does (``quiet_collector``: as
+    `simulate`)."""
     scenario = load_scenario(name_or_path, sets)
     if variant is not None:
         from .scenario.schema import variant as pick
 
         scenario = pick(scenario, variant, sets)
-    return simulate(scenario, design, seed)
+    return simulate(scenario, design, seed, quiet_collector=quiet_collector)
 
 
 def scenario_names() -> list[str]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import random
 import re
@@ -381,8 +380,8 @@ def text_speed(n: int = 5000) -> dict[str, Any]:
 
 
 def _trace_events(path: str) -> int:
-    from .scenario.schema import load
     from .runners.simulation import simulate
+    from .scenario.schema import load
 
     count = 0
 

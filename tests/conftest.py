@@ -1,4 +1,4 @@
-"""Shared test set-up: Hypothesis settings profiles, and the in-process CLI fixtures.
+"""Shared test set-up: Hypothesis settings profiles, the in-process CLI fixtures, the PostgreSQL fixture.
 
 Profiles: ``dev`` (default, quick), ``ci`` (what CI runs; CI=true selects it) and ``thorough`` (a larger
 budget for a local soak). Choose with IDEMSIM_HYPOTHESIS_PROFILE=thorough.
@@ -9,6 +9,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
+
+pytest_plugins = ["pg"]
+"""tests/pg.py: the `postgres_dsn` fixture, for every test that needs a real PostgreSQL."""
 
 settings.register_profile("dev", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])

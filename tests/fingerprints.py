@@ -54,7 +54,8 @@ def stories():
     try:
         from idemsim import scenario_names, stories_of
     except ImportError:  # the layout before the house issue
-        from idemsim.scenario.schema import builtin_names as scenario_names, runs as stories_of
+        from idemsim.scenario.schema import builtin_names as scenario_names
+        from idemsim.scenario.schema import runs as stories_of
     for name in sorted(scenario_names()):  # by name, as before: idemsim.scenario_names gives the article's order
         scenario = idemsim.load_scenario(name)
         for story in stories_of(scenario):

@@ -3,7 +3,7 @@
 `postgres_dsn` gives the DSN (`IDEMSIM_PG_DSN`, else a local server's `test` database) when a server answers.
 When none does, the tests that use it are skipped with the reason — except under `CI=true`, where a missing
 server is a failure: CI must prove the model against PostgreSQL, not skip it.
-Import it into a test module with `from pg import postgres_dsn` (pytest puts tests/ on sys.path).
+conftest.py loads it as a plugin (`pytest_plugins = ["pg"]`): a test asks for `postgres_dsn` by name.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -58,7 +57,8 @@ class TestRun:
         mine = tmp_path / "mine.toml"
         mine.write_text(text.replace("[expect.same-tx]\ncharges = 1", "[expect.same-tx]\ncharges = 2"),
                         encoding="utf-8")
-        result = cli("run", str(mine), "--variant", "gateway-504", "--set", "variants.gateway-504.expect.same-tx.charges=2")
+        result = cli("run", str(mine), "--variant", "gateway-504",
+                     "--set", "variants.gateway-504.expect.same-tx.charges=2")
         assert result.exit_code == 1
         result = cli("run", str(mine))
         assert result.exit_code == 1
@@ -86,7 +86,7 @@ class TestBadInput:
         result = cli("run", "lost-response", "--design", "magic")
         assert result.exit_code == 2
         assert one_line(result) == ("error: unknown design 'magic'; valid designs: naive, check-then-insert, "
-                                      "same-tx, committed-first, split-tx, recovery-points (or path/to/file.py:function)")
+                                    "same-tx, committed-first, split-tx, recovery-points (or path/to/file.py:function)")
 
     def test_missing_file_is_one_line(self, cli, tmp_path, one_line):
         """A path to a file that does not exist is one line, exit 2."""

@@ -4,9 +4,9 @@ import random
 
 import simpy
 
+from idemsim.base.http import Response
 from idemsim.model.client import Client, ClientConfig, Operation, RetryPolicy
 from idemsim.model.faults import FaultPlan
-from idemsim.base.http import Response
 from idemsim.model.network import Latency, Link, Network
 from idemsim.model.trace import Trace
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from idemsim.runners.compare import compare, option_differences
 from idemsim.model.designs import DESIGNS
+from idemsim.runners.compare import compare, option_differences
 from idemsim.scenario.schema import builtin_names, load, runs
 
 

@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
 from typer.testing import CliRunner
 
-from idemsim.proof import postgres
 from idemsim.cli.db import app
+from idemsim.proof import postgres
 from idemsim.proof.schedule import load, run_on_model, shipped
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:9/test"

@@ -5,11 +5,11 @@ Each test runs a small schedule on the model and asserts every step's (op, start
 
 from __future__ import annotations
 
-import simpy
 import pytest
+import simpy
 
-from idemsim.proof.agreement import model_runs
 from idemsim.model.db.engine import Database, DbEvent, Result
+from idemsim.proof.agreement import model_runs
 from idemsim.proof.schedule import ModelRun, parse, run_on_model
 
 # -- schedule shorthand ---------------------------------------------------------------------------------------------

@@ -15,10 +15,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from pg import postgres_dsn  # noqa: F401  (a fixture; tests/pg.py)
 
 from idemsim.proof.agreement import compare, racy_instants
-from idemsim.proof.postgres import PostgresRun, PostgresUnavailable, connect, run_postgres, run_on_postgres
+from idemsim.proof.postgres import PostgresRun, PostgresUnavailable, connect, run_on_postgres, run_postgres
 from idemsim.proof.schedule import ModelRun, Schedule, load, parse, run_on_model, shipped
 
 pytestmark = pytest.mark.slow

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from idemsim.proof.schedule import load, parse, resolve, run_on_model, scaled, shipped, shipped_dir
-from idemsim.model.db.sql import sql_for
 from idemsim.base.errors import InputError
+from idemsim.model.db.sql import sql_for
+from idemsim.proof.schedule import load, parse, resolve, run_on_model, scaled, shipped, shipped_dir
 
 OPS = ("begin, commit, rollback, register_key, insert_key, select_key, complete_key, delete_key, delete_expired, "
        "insert_charge, count_charges, lock_key, claim_key, set_point, lock_timeout, sleep, disconnect")
@@ -49,7 +49,8 @@ class TestBadSchedules:
          "bad.json: session 's1', step 1 (1-based), field 'key': not allowed; commit takes at (optional)"),
         (one_session({"key": "k"}),
          f"bad.json: session 's1', step 1 (1-based): a step needs an \"op\"; allowed ops: {OPS}"),
-        (one_session("begin"), "bad.json: session 's1', step 1 (1-based): a step must be an object with an \"op\", got str"),
+        (one_session("begin"),
+         "bad.json: session 's1', step 1 (1-based): a step must be an object with an \"op\", got str"),
         ({"version": 2, "sessions": {}}, "bad.json: field 'version': 2 is not allowed; allowed: 1"),
         ({"version": 1, "unique_key": "yes", "sessions": {}},
          "bad.json: field 'unique_key': \"yes\" is not allowed; must be true or false"),

@@ -11,13 +11,20 @@ from pathlib import Path
 import pytest
 
 import idemsim
-from idemsim.runners import explore
-from idemsim.model.api import ApiConfig
-from idemsim.model.designs import (DESIGN_OPTIONS, DESIGNS, KEY_OPTIONS, PROCESSOR_OPTIONS, SHIPPED, register_design,
-                                   same_tx)
 from idemsim.base.errors import InputError
-from idemsim.scenario.schema import load, validate
+from idemsim.model.api import ApiConfig
+from idemsim.model.designs import (
+    DESIGN_OPTIONS,
+    DESIGNS,
+    KEY_OPTIONS,
+    PROCESSOR_OPTIONS,
+    SHIPPED,
+    register_design,
+    same_tx,
+)
+from idemsim.runners import explore
 from idemsim.runners.simulation import simulate, unique_constraint
+from idemsim.scenario.schema import load, validate
 
 PACKAGE = Path(__file__).resolve().parent.parent / "idemsim"
 EXAMPLES = PACKAGE.parent / "docs" / "designs"

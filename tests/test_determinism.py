@@ -3,8 +3,8 @@
 import doctest
 
 import idemsim
-from idemsim.scenario.schema import load
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import load
 
 LOSSY = ["network.request.loss=0.4", "network.response.loss=0.4",
          "network.request.latency={dist='exponential', mean=0.2}", "client.jitter='full'", "client.max_attempts=6",

@@ -124,7 +124,8 @@ class TestEveryErrorComesFromTheCatalogue:
                 bad.append(f"{where}: no message pyd.{kind}")
             elif missing_fields(call, f"pyd.{kind}"):
                 bad.append(f"{where}: pyd.{kind} misses {sorted(missing_fields(call, f'pyd.{kind}'))}")
-        direct = [where for where, _ in calls({"PydanticCustomError"}) if not where.startswith("idemsim/base/fields.py")]
+        direct = [where for where, _ in calls({"PydanticCustomError"})
+                  if not where.startswith("idemsim/base/fields.py")]
         assert bad == [] and direct == []
 
     def test_no_error_line_is_written_in_english_by_hand(self):
@@ -285,7 +286,8 @@ class TestCommonErrorsInJapanese:
 
     def test_a_variant_with_a_bad_field_is_named_as_a_variant(self, cli):
         """A --set that breaks a variant names the scenario, the variant, the set and the field."""
-        line = japanese_line(cli("run", "lost-response", "--lang", "ja", "--set", "variants.gateway-504.client.timeout=-1"))
+        line = japanese_line(cli("run", "lost-response", "--lang", "ja",
+                                 "--set", "variants.gateway-504.client.timeout=-1"))
         assert line.startswith("エラー: シナリオ 'lost-response'（バリアント 'gateway-504'）、--set ")
         assert "項目 'client.timeout': 0 より大きくなければなりません（値 -1" in line
 
@@ -293,7 +295,8 @@ class TestCommonErrorsInJapanese:
         """What is at the path is said in Japanese too."""
         folder = tmp_path / "dir.toml"
         folder.mkdir()
-        assert japanese_line(cli("run", folder, "--lang", "ja")) == f"エラー: {folder}: ディレクトリです。シナリオファイルではありません"
+        assert japanese_line(cli("run", folder, "--lang", "ja")) == (
+            f"エラー: {folder}: ディレクトリです。シナリオファイルではありません")
 
     def test_a_db_schedule_error_names_the_session_step_and_field(self, tmp_path):
         """`idemsim db run` takes --lang: a bad isolation level names the session, the step and the allowed ones."""
@@ -317,8 +320,8 @@ class TestCommonErrorsInJapanese:
 
         from typer.testing import CliRunner
 
-        from idemsim.cli.db import app
         from idemsim.base.readers import json_reason
+        from idemsim.cli.db import app
 
         path = tmp_path / "bad.json"
         path.write_text('{"version": 1 "sessions": {}}')
@@ -345,7 +348,8 @@ USAGE = [
     (["run", "lost-response", "--format", "xml"],
      "error: invalid value 'xml' for '--format': allowed: 'text', 'json', 'mermaid', 'mermaid-state'",
      "エラー: '--format' の値 'xml' は正しくありません: 使える値は 'text', 'json', 'mermaid', 'mermaid-state' です"),
-    (["run", "lost-response", "extra"], "error: unexpected extra argument: extra", "エラー: 余分な引数があります: extra"),
+    (["run", "lost-response", "extra"], "error: unexpected extra argument: extra",
+     "エラー: 余分な引数があります: extra"),
     (["run", "lost-response", "--desing", "naive"], "error: no such option: --desing; did you mean --design?",
      "エラー: オプション --desing はありません。--design のことですか？"),
     (["explore", "naive", "--max-examples", "0"],
@@ -353,7 +357,8 @@ USAGE = [
      "エラー: '--max-examples' の値 '0' は正しくありません: 1 以上でなければなりません"),
     (["run", "lost-response", "--brief=yes"], "error: option --brief does not take a value",
      "エラー: オプション --brief は値を取りません"),
-    (["runn"], "error: no such command 'runn'; did you mean 'run'?", "エラー: コマンド 'runn' はありません。'run' のことですか？"),
+    (["runn"], "error: no such command 'runn'; did you mean 'run'?",
+     "エラー: コマンド 'runn' はありません。'run' のことですか？"),
     (["bogus"], "error: no such command 'bogus'; commands: list, run, ",
      "エラー: コマンド 'bogus' はありません。コマンド: list, run, "),
     (["db", "run"], "error: missing argument 'schedule'", "エラー: 引数 'schedule' がありません"),
@@ -388,5 +393,6 @@ class TestUsageErrors:
         done = subprocess.run(command + ["run", "--desing", "x"], capture_output=True, text=True, env=env,
                               timeout=60)
         assert (done.returncode, done.stdout) == (2, "")
-        assert re.fullmatch(r"エラー: オプション --desing はありません。--design のことですか？（\S+ run --help を参照）\n",
+        assert re.fullmatch(r"エラー: オプション --desing はありません。--design のことですか？"
+                            r"（\S+ run --help を参照）\n",
                             done.stderr), done.stderr

@@ -9,11 +9,11 @@ import warnings
 
 import pytest
 
-from idemsim.model.db.engine import OPS
 from idemsim.base.errors import InputError
 from idemsim.judge.properties import committed_charges
-from idemsim.scenario.schema import builtin_names, load, runs
+from idemsim.model.db.engine import OPS
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import builtin_names, load, runs
 from idemsim.views import figure
 from idemsim.views.spacetime import diagram
 

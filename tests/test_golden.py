@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from idemsim.scenario.schema import builtin_names, load, runs
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import builtin_names, load, runs
 from idemsim.views.timeline import plain
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

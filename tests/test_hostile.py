@@ -28,16 +28,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from idemsim.base import fields
+from idemsim.base.errors import InputError
+from idemsim.base.printable import shown
+from idemsim.base.readers import parse_toml
 from idemsim.model.api import ApiConfig
 from idemsim.model.client import ClientConfig, Operation
-from idemsim.base.errors import InputError
 from idemsim.model.faults import Crash, DelayMessage, Duplicate, LoseMessage, Outage
 from idemsim.model.network import Latency, Link
-from idemsim.base.printable import shown
 from idemsim.model.processor import ProcessorConfig
-from idemsim.base.readers import parse_toml
-from idemsim.scenario.schema import Arrivals, Expectation, load, runs, validate
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import Arrivals, Expectation, load, runs, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = {"title": "t", "summary": "s"}

@@ -158,3 +158,37 @@ class TestNoPrivateApis:
         found = {name: private_imports(path.read_text(encoding="utf-8")) for name, path in modules().items()
                  if name != KERNEL and not name.startswith(KERNEL + ".")}
         assert {name: names for name, names in found.items() if names} == {}
+
+
+OPTIONAL = {"matplotlib", "matplotlib_fontja", "hypothesis", "psycopg", "dask", "distributed", "pandas"}
+"""Packages imported where they are used: optional extras, or heavy ones a run must not load."""
+IMPORTS_ANYWHERE = ("idemsim.cli", "idemsim.bench")
+"""The command line imports each command's runner when the command runs, so that ``idemsim run`` starts fast."""
+
+
+def late_imports(name: str, path: Path) -> list[str]:
+    """The imports of ``name`` made inside a function, but those of an optional package and those that say why
+    they are late (a ``(lazy: …)`` comment on the line), as ``line: module``."""
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    at_top = {id(node) for node in tree.body} | {id(inner) for node in tree.body if isinstance(node, (ast.If, ast.Try))
+                                                 for inner in ast.walk(node)}
+    late = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or id(node) in at_top:
+            continue
+        module = "." * node.level + (node.module or "") if isinstance(node, ast.ImportFrom) else node.names[0].name
+        if module.split(".")[0] in OPTIONAL or "(lazy: " in lines[node.lineno - 1]:
+            continue
+        late.append(f"{node.lineno}: {module}")
+    return late
+
+
+class TestImportsAtTheTop:
+    def test_a_module_says_what_it_depends_on_at_its_top(self):
+        """Imports sit at the top of a file, where a reader sees what it depends on; only an optional package, a
+        view a run must not load (said on the line), the public face's lazy names and the CLI's commands wait."""
+        found = {name: late_imports(name, path) for name, path in modules().items()
+                 if name != "idemsim" and not name.startswith(IMPORTS_ANYWHERE)}
+        assert {name: lines for name, lines in found.items() if lines} == {}

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from idemsim.runners import explore
 from idemsim.model.client import RetryPolicy
-from idemsim.scenario.schema import Arrivals, validate
+from idemsim.runners import explore
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import Arrivals, validate
 
 
 def scenario(**changes):

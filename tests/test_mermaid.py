@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from idemsim.model.designs import DESIGNS
-from idemsim.scenario.schema import builtin_names, load, runs, validate
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import builtin_names, load, runs, validate
 from idemsim.views import mermaid
 
 pytestmark = pytest.mark.slow
@@ -80,8 +80,8 @@ class TestMermaidParsesEverything:
     def test_hostile_input_cannot_break_a_diagram(self, tmp_path):
         """A key full of Mermaid's own syntax and a comment marker, and a client name with control characters
         (a key cannot have them: it travels in an HTTP header), still parse."""
-        from idemsim.runners import explore
         from idemsim.model.faults import LoseMessage
+        from idemsim.runners import explore
 
         raw = explore.base_raw("same-tx")
         raw["operations"][0]["key"] = "k;%%{init}%%->>A: end#<br/>"

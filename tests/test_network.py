@@ -4,7 +4,6 @@ import math
 import random
 
 import pytest
-
 import simpy
 
 from idemsim.model.faults import FaultPlan, LoseMessage

@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 import test_notebooks as english
 
 pytestmark = pytest.mark.slow

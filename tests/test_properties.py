@@ -10,15 +10,24 @@ import pytest
 from hypothesis import find, given
 from hypothesis import strategies as st
 
+from idemsim.judge.properties import (
+    PROPERTIES,
+    at_most_one_capture,
+    at_most_one_charge,
+    captures,
+    check,
+    client_view,
+    committed_charges,
+    exactly_one_on_success,
+    ledger_agrees,
+    no_stuck_key,
+    replay_identical,
+)
+from idemsim.model.faults import Crash, Duplicate, LoseMessage, ProcessorError
 from idemsim.runners import explore
-from idemsim.model.faults import Crash, Duplicate, LoseMessage
-from idemsim.model.faults import ProcessorError
-from idemsim.judge.properties import (PROPERTIES, at_most_one_capture, at_most_one_charge, captures, check, client_view,
-                                committed_charges, exactly_one_on_success, ledger_agrees, no_stuck_key,
-                                replay_identical)
-from idemsim.scenario.schema import load, validate
 from idemsim.runners.simulation import simulate
 from idemsim.runners.strategies import LONGEST_HANDLER, Schedule, schedules
+from idemsim.scenario.schema import load, validate
 
 
 def run_with(design: str, *faults, sets: tuple[str, ...] = ()):

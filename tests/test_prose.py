@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.text import Text
 
 from idemsim.views.prose import NO_LINE_END, NO_LINE_START, reflow, unwrap_japanese, wrap

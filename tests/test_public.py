@@ -188,7 +188,8 @@ class TestThePublicFace:
         shown = CliRunner().invoke(app, ["list"], env={"COLUMNS": "200"}).output
         names = idemsim.scenario_names()
         assert sorted(names) == sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
-        assert sorted(names, key=lambda name: re.search(rf"^\s*{re.escape(name)}\s", shown, re.MULTILINE).start()) == names
+        assert sorted(
+            names, key=lambda name: re.search(rf"^\s*{re.escape(name)}\s", shown, re.MULTILINE).start()) == names
 
     def test_the_stories_of_a_scenario_are_its_main_story_then_each_variant(self):
         """`stories_of` gives the main story, then each variant, by name."""

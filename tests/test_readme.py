@@ -29,9 +29,9 @@ def test_the_sample_output_is_what_run_prints():
 
     from rich.console import Console
 
-    from idemsim.views.terminal import print_run
-    from idemsim.scenario.schema import load
     from idemsim.runners.simulation import simulate
+    from idemsim.scenario.schema import load
+    from idemsim.views.terminal import print_run
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     sample = re.search(r"```text\n(.*?)\n```", text, re.S).group(1)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from idemsim.model.api import ApiConfig
-from idemsim.model.processor import ProcessorConfig
 from idemsim.model.client import ClientConfig, Operation, RetryBudget
 from idemsim.model.network import Latency, Link
+from idemsim.model.processor import ProcessorConfig
 from idemsim.scenario.schema import Arrivals, Expectation, Scenario, SweepConfig, load
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
@@ -137,7 +137,8 @@ class TestValidationErrors:
     def test_an_unknown_design_says_what_is_allowed(self, cli, tmp_path, one_line):
         """An unknown design in a file lists the five designs."""
         line = one_line(cli("run", write(tmp_path, 'title = "t"\nsummary = "s"\ndesign = "magic"\n')))
-        assert "unknown design; valid designs: naive, check-then-insert, same-tx, committed-first, split-tx, recovery-points" in line
+        assert ("unknown design; valid designs: naive, check-then-insert, same-tx, committed-first, split-tx, "
+                "recovery-points") in line
 
     def test_a_missing_title_is_named(self, cli, tmp_path, one_line):
         """A file without its required title says so."""

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from idemsim.scenario.schema import builtin_names, load, runs
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import builtin_names, load, runs
 
 ARTICLE = Path(__file__).resolve().parents[2] / "shared" / "article" / "idempotency-keys.ja.txt"
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from idemsim.runners import sweep as sw
 from idemsim.base.errors import InputError
+from idemsim.runners import sweep as sw
 from idemsim.scenario.schema import load, sweep_names
 
 

@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import idemsim.model.db.engine as engine
-from idemsim.runners import explore
-from idemsim.model.designs import SHIPPED
 from idemsim.judge.measures import of_run
 from idemsim.judge.properties import check
-from idemsim.scenario.schema import builtin_names, load, runs, sweep_names
+from idemsim.judge.tally import Tally
+from idemsim.model.designs import SHIPPED
+from idemsim.runners import explore
 from idemsim.runners.simulation import simulate
 from idemsim.runners.strategies import schedules
-from idemsim.judge.tally import Tally
+from idemsim.scenario.schema import builtin_names, load, runs, sweep_names
 
 STORIES = [story for name in builtin_names() for story in runs(load(name))]
 SHIPPED_DESIGNS = list(SHIPPED)
@@ -386,8 +386,8 @@ class TestCollector:
         generations while it goes; afterwards nothing is frozen and the collector is as it was."""
         import gc
 
-        from idemsim.kernel import collector
         from idemsim.bench import scenario
+        from idemsim.kernel import collector
 
         before = gc.get_threshold()
         seen = self._young_collections(monkeypatch, lambda: simulate(scenario(300), trace=False, quiet_collector=True))

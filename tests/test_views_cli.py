@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from idemsim.scenario.schema import load
 from idemsim.runners.simulation import simulate
+from idemsim.scenario.schema import load
 from idemsim.views.mermaid import INIT
 
 
@@ -76,7 +76,8 @@ class TestPlot:
 
     def test_a_bad_file_name_is_one_line_before_anything_runs(self, cli, one_line, tmp_path):
         """An unknown extension, or a directory that does not exist, is one line and exit 2; nothing is written."""
-        assert "a figure is saved as .png, .svg, .pdf" in one_line(cli("plot", "lost-response", "-o", tmp_path / "x.gif"))
+        assert "a figure is saved as .png, .svg, .pdf" in one_line(
+            cli("plot", "lost-response", "-o", tmp_path / "x.gif"))
         assert "no such directory" in one_line(cli("plot", "lost-response", "-o", tmp_path / "no" / "x.png"))
         assert list(tmp_path.iterdir()) == []
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import errno
 from typing import Any
 
+from .i18n import MESSAGES, text
+
 
 class Message:
     """A message of the catalogue, not yet said in any language: its id and the values of its fields."""
@@ -31,7 +33,6 @@ class Message:
 
     def said(self, lang: str = "en") -> str:
         """The message in ``lang``, every field that is a `Message` said in ``lang`` too."""
-        from .i18n import text
 
         return text(self.id, lang, **{name: _said(value, lang) for name, value in self.fields.items()})
 
@@ -71,7 +72,6 @@ def choices(expected: str) -> Message | str:
 def os_reason(error: OSError) -> Message | str:
     """Why the system refused (an `OSError`), as words of the catalogue when it has them (``os.ENOENT``: the
     system's own English, and Japanese), else the system's own words."""
-    from .i18n import MESSAGES
 
     name = errno.errorcode.get(error.errno or 0)
     if name is not None and f"os.{name}" in MESSAGES:

@@ -31,6 +31,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 from pydantic_core import PydanticCustomError
 
 from .errors import Message, choices
+from .i18n import MESSAGES, text
 from .printable import shown
 
 MAX_SIMULATED_SECONDS = 10_000_000.0
@@ -72,7 +73,6 @@ def invalid(kind: str, **ctx: Any) -> PydanticCustomError:
     """The validation problem ``kind`` that idemsim raises itself: its words are the catalogue's ``pyd.<kind>``
     (pydantic fills them in English; `idemsim.scenario.schema.describe_error` says them in the reader's language), its
     fields ``ctx`` (text, or `Message` objects)."""
-    from .i18n import MESSAGES
 
     return PydanticCustomError(kind, MESSAGES[f"pyd.{kind}"]["en"], ctx)
 
@@ -88,7 +88,6 @@ class Problem:
         self.ctx = err.get("ctx") or {}
 
     def said(self, lang: str = "en") -> str:
-        from .i18n import MESSAGES
 
         if lang == "en" or f"pyd.{self.type}" not in MESSAGES:
             return self.english
@@ -109,7 +108,6 @@ class Alternatives:
         self.problems = problems
 
     def said(self, lang: str = "en") -> str:
-        from .i18n import text
 
         first, *others = self.problems
         if lang == "en":

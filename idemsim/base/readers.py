@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import codecs
 import errno
+import json
 import os
 import re
 import stat
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import InputError, Message, os_reason
 from .fields import MAX_NESTING, dotted, first_problem
 from .printable import shorten, shown
-
-if TYPE_CHECKING:
-    import json
 
 PATH_LENGTH = 120
 """How much of a path an error message shows at most."""
@@ -150,7 +148,8 @@ def toml_reason(error: Exception) -> Message | str:
 _JSON_REASONS = {"Expecting value": "json.value", "Expecting property name enclosed in double quotes": "json.name",
                  "Expecting ':' delimiter": "json.colon", "Expecting ',' delimiter": "json.comma",
                  "Unterminated string starting at": "json.unterminated", "Invalid control character at": "json.control",
-                 "Invalid \\escape": "json.escape", "Invalid \\uXXXX escape": "json.unicode", "Extra data": "json.extra"}
+                 "Invalid \\escape": "json.escape", "Invalid \\uXXXX escape": "json.unicode",
+                 "Extra data": "json.extra"}
 """The reasons Python's JSON parser gives, each with its message of the catalogue."""
 
 

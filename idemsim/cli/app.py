@@ -34,10 +34,11 @@ import typer
 from rich.console import Console
 
 from .. import __version__
-from .common import LANG_OPTION, LANGUAGE, Lang, OneLineTyper, choose_language as _lang, user_errors
 from ..base.errors import InputError, os_reason
 from ..base.printable import one_line, safe
 from ..kernel import collector
+from .common import LANG_OPTION, LANGUAGE, Lang, OneLineTyper, user_errors
+from .common import choose_language as _lang
 
 app = OneLineTyper(
     add_completion=False,
@@ -183,8 +184,9 @@ def run(
 ) -> None:
     """Run a scenario and check what it must show."""
     from ..judge.summary import VERDICT_EXIT
-    from ..scenario.schema import load, runs, variant as pick
     from ..runners.simulation import FORMAT_VERSION, simulate
+    from ..scenario.schema import load, runs
+    from ..scenario.schema import variant as pick
 
     language = _lang(lang)
     with user_errors():
@@ -230,8 +232,9 @@ def plot(
     """Draw a run as a time-space diagram: a lane per party, messages as arrows, waits as bars."""
     from pathlib import Path
 
-    from ..scenario.schema import load, variant as pick
     from ..runners.simulation import simulate
+    from ..scenario.schema import load
+    from ..scenario.schema import variant as pick
 
     language = _lang(lang)
     with user_errors():
@@ -335,7 +338,6 @@ def explore(
     else:
         console = _console()
         from ..base.i18n import text
-
         from ..views.terminal import print_prose
 
         for line in ex.header_lines(result, base, command, language) + ex.verdict_lines(result, language):
@@ -386,9 +388,10 @@ def sweep(
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Run a scenario over a grid of parameters, every design and many seeds: how often does it go wrong?"""
-    from ..runners import sweep as sw
     from ..model.designs import DESIGNS
-    from ..scenario.schema import load, variant as pick
+    from ..runners import sweep as sw
+    from ..scenario.schema import load
+    from ..scenario.schema import variant as pick
 
     language = _lang(lang)
     with user_errors():
@@ -494,9 +497,8 @@ def show(
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Explain a scenario: what happens, what it teaches, the article's passage, its variants and expectations."""
-    from ..scenario.schema import load, runs
-
     from ..base.i18n import text
+    from ..scenario.schema import load, runs
 
     language = _lang(lang)
     with user_errors():
@@ -613,8 +615,8 @@ def main() -> None:
         _discard_stdout()
         if guarded.error.errno == errno.EPIPE:
             sys.exit(141)
-        from .common import error_line
         from ..base.errors import Message
+        from .common import error_line
 
         print(error_line(Message("err.stdout", reason=os_reason(guarded.error)), LANGUAGE["now"]), file=sys.stderr)
         sys.exit(2)

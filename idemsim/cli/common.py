@@ -31,12 +31,11 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from ..base.errors import InputError, Message
+from ..base.i18n import LANGS
 from ..base.printable import one_line
 
-
-class Lang(str, Enum):
-    en = "en"
-    ja = "ja"
+Lang = Enum("Lang", {lang: lang for lang in LANGS}, type=str)
+"""The languages ``--lang`` takes: one per catalogue file (`idemsim.base.i18n.LANGS`)."""
 
 
 LANG_OPTION = typer.Option(None, "--lang", envvar="IDEMSIM_LANG",
@@ -67,7 +66,7 @@ def language_in_argv(argv: Sequence[str]) -> str:
             chosen = argv[i + 1]
         elif word.startswith("--lang="):
             chosen = word.partition("=")[2]
-    return language(chosen if chosen in ("en", "ja") else None)
+    return language(chosen if chosen in LANGS else None)
 
 
 def error_line(message: Any, lang: str) -> str:

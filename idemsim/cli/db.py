@@ -21,9 +21,9 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from .common import LANG_OPTION, Lang, OneLineTyper, choose_language, user_errors
 from ..base.errors import InputError
 from ..base.i18n import text
+from .common import LANG_OPTION, Lang, OneLineTyper, choose_language, user_errors
 
 app = OneLineTyper(
     name="db",
@@ -45,9 +45,10 @@ class Format(str, Enum):
 @app.command("list")
 def list_schedules(lang: Optional[Lang] = LANG_OPTION) -> None:
     """List the shipped schedules (scenarios/db/) with a one-line description each."""
-    from ..proof import schedule as schedules
     from rich import box
     from rich.table import Table
+
+    from ..proof import schedule as schedules
 
     language = choose_language(lang)
     table = Table(box=box.SIMPLE_HEAD, show_header=True)
@@ -110,12 +111,13 @@ def compare(
     PostgreSQL's duration for it; where PostgreSQL may choose which waiter goes first, any of its choices.
     Exit 1 if anything disagrees.
     """
+    from rich.text import Text
+
     from ..proof import schedule as schedules
-    from ..proof.agreement import compare as judge, racy_instants
+    from ..proof.agreement import compare as judge
+    from ..proof.agreement import racy_instants
     from ..proof.postgres import default_dsn, run_postgres, server_version
     from ..proof.render import print_comparison
-
-    from rich.text import Text
 
     language = choose_language(lang)
     console = Console()

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .properties import charged_operations, is_charge
+
 FLAGS = ("double_charge", "double_capture", "lost_charge", "client_wrong", "gave_up_unknowing", "saw_409",
          "stuck_key", "orphan")
 """Every flag `of_run` sets, in the order reports list them."""
@@ -33,7 +35,6 @@ BY_PROPERTY = {"double_charge": "at-most-one-charge", "double_capture": "at-most
 def of_run(run) -> dict[str, Any]:
     """The run's flags (`FLAGS`) and its numbers: attempts per purchase, each purchase's time to its final
     answer, the longest wait on the index, key records held, charges, captures, and the pool's figures."""
-    from .properties import charged_operations, is_charge
 
     s = run.summary
     violated = {v["property"] for v in s.violations}

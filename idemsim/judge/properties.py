@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
-if TYPE_CHECKING:
-    from .tally import CommittedCharges
+from ..base.i18n import text
+from ..scenario.schema import shapes
+from .tally import CommittedCharges
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,12 @@ class Violation:
 
 def _violation(prop: str, message: str, /, **fields: Any) -> Violation:
     """A violation whose message is catalogue entry ``message`` (`idemsim.base.i18n`) with ``fields``."""
-    from ..base.i18n import text
 
     return Violation(prop, text(message, "en", **_said(fields, "en")), message, tuple(fields.items()))
 
 
 def _said(fields: dict[str, Any], lang: str) -> dict[str, Any]:
     """Fields ready for the catalogue: a list of charges or captures (``ids``) said in ``lang``."""
-    from ..base.i18n import text
 
     if isinstance(fields.get("ids"), list):
         fields = dict(fields, ids=text("list.sep", lang).join(text("viol.by_at" if "t" in c else "viol.by", lang, **c)
@@ -78,7 +77,6 @@ def _said(fields: dict[str, Any], lang: str) -> dict[str, Any]:
 
 def describe_violation(v: dict[str, Any], lang: str = "en") -> str:
     """A violation (as in a summary) in ``lang``: ``property: message``."""
-    from ..base.i18n import text
 
     if lang == "en" or not v.get("key"):
         return f"{v['property']}: {v['message']}"
@@ -196,7 +194,6 @@ def is_charge(run, result) -> bool:
 
 def _not_charging(run) -> frozenset[int]:
     """The logical operations that are not ``POST /charges`` (few: a load's are all charges)."""
-    from ..scenario.schema import shapes
 
     return _once(run, "not_charging", lambda run: frozenset(
         i for i, operation in enumerate(shapes(run.scenario.operations), start=1)
@@ -434,7 +431,6 @@ def replay_identical(run) -> list[Violation]:
     for request, status, body, key in tally.replays:
         answer = (status, body)
         if first.get(key) != answer:
-            from ..base.i18n import text
 
             stored = text("viol.none_stored", "en") if key not in first else \
                 text("viol.first_stored", "en", status=first[key][0], body=first[key][1])
@@ -463,7 +459,6 @@ def client_view(run) -> list[Violation]:
                 not (rows_of[r.logical] or caps_of[r.logical]):
             continue
         rows, caps = charged.count(r.logical), captured.count(r.logical)
-        from ..base.i18n import text
 
         who = text("viol.who_copy", "en", op=r.op, logical=r.logical) if r.logical != r.op else \
             text("viol.who", "en", op=r.op)

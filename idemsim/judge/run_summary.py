@@ -5,8 +5,9 @@
 Guarantees:
 
 - `Summary.to_dict` is exactly the JSON's ``summary``: the same keys in the same order, the values themselves
-  (not copies); `Summary.from_dict` makes the summary back from it. The two optional keys, ``pool_wait`` and ``pool_wait_max``, are there only for a run whose API
-  has a connection pool: their fields are None otherwise (a present one never is), and the dict leaves them out.
+  (not copies); `Summary.from_dict` makes the summary back from it. The two optional keys, ``pool_wait`` and
+  ``pool_wait_max``, are there only for a run whose API has a connection pool: their fields are None otherwise
+  (a present one never is), and the dict leaves them out.
 - A `Summary` is also a read-only `Mapping` over that dict, for notebooks written when the summary was one:
   ``summary["charges"]``, ``summary.get("pool_wait")``, ``"pool_wait" in summary``, ``keys()``, ``items()``,
   ``dict(summary)``, and ``==`` against a dict or another summary. idemsim's own code reads the attributes.

@@ -19,6 +19,7 @@ from ..scenario.schema import shapes
 from .properties import check as check_properties
 from .properties import forget_facts
 from .run_summary import Summary
+from .statistics import percentile
 
 WAIT_TOLERANCE = 0.05
 """Seconds by which a measured wait may differ from the expected one."""
@@ -82,7 +83,6 @@ def summarize(run) -> Summary:
         "waiting_peak": tally.waiting_peak,
     }
     if run.scenario.api.pool_size is not None:
-        from .statistics import percentile
 
         waits = tally.pool_waits + [0.0] * (tally.arrivals - len(tally.pool_waits))
         measured["pool_wait"] = {"p50": percentile(waits, 50), "p95": percentile(waits, 95),

@@ -22,20 +22,21 @@ Neither keeps a run going by itself (`idemsim.runners.simulation` decides when a
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Annotated, Any, Callable, Literal
 
 import simpy
 from pydantic import Field, field_validator, model_validator
 
-from .designs import completer_period, recovery_lease
 from ..base.errors import InputError, Message
-from .faults import FaultPlan
 from ..base.fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds, invalid
-from ..base.http import Request, Response
+from ..base.http import Request, Response, fingerprint
+from ..kernel.waits import Task
+from .designs import DESIGNS, completer_period, missing_key, recovery_lease
+from .faults import FaultPlan
 from .network import Latency
 from .trace import Trace
-from ..kernel.waits import Task
 
 Isolation = Literal["read committed", "repeatable read", "serializable"]
 
@@ -242,7 +243,6 @@ class Api:
 
     def __init__(self, env: simpy.Environment, db, processor, design: str, config: ApiConfig, plan: FaultPlan,
                  trace: Trace) -> None:
-        from .designs import DESIGNS
 
         self.env = env
         self.db = db
@@ -288,7 +288,6 @@ class Api:
         known = self._fingerprints.get(id(body))
         if known is not None and known[0] is body:
             return known[1]
-        from ..base.http import fingerprint
 
         value = fingerprint(body)
         self._fingerprints[id(body)] = (body, value)
@@ -363,7 +362,6 @@ class Api:
     def _custom(self, spec, work, who: str, handler):
         """Run a user's design code (a handler, a completer): whatever it raises becomes one clear line naming
         the design, the request, the last statement and the simulated time, not a traceback from the model."""
-        import inspect
 
         if not inspect.isgenerator(work):
             return work  # a plain function that answers without waiting
@@ -398,7 +396,6 @@ class Api:
             if not spec.custom:
                 return (yield from self.handle_charge(h))
             if spec.keyed and r.key is None:
-                from .designs import missing_key
 
                 return (yield from missing_key(h))
             response = yield from self._custom(spec, self.handle_charge(h), h.name, h)

@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import simpy
-from simpy.events import Event
 from pydantic import Field, ValidationInfo, field_validator
+from simpy.events import Event
 
 from ..base.errors import Message
 from ..base.fields import PG_INT, Attempts, InputModel, JsonObject, PositiveSeconds, Probability, Seconds, invalid
 from ..base.http import Request, Response, classify
-from .network import Network
 from ..base.printable import shown
-from .trace import Trace
 from ..kernel.waits import FirstOf, fired, timeout
+from .network import Network
+from .trace import Trace
 
 KeyStrategy = Literal["none", "per-operation", "per-attempt"]
 

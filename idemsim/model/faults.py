@@ -22,6 +22,8 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..base.errors import Message
 from ..base.fields import InputModel, Integer, PositiveSeconds, Seconds, invalid
+from ..base.i18n import text
+from .designs import known_points
 
 Ordinal = Annotated[Integer, Field(ge=1)]
 """An operation's or an attempt's number, counted from 1."""
@@ -34,7 +36,6 @@ CRASH_POINTS: tuple[str, ...] = CrashPoint.__args__  # type: ignore[attr-defined
 
 
 def _say(message: str, lang: str, **fields) -> str:
-    from ..base.i18n import text
 
     return text(message, lang, **fields)
 
@@ -77,7 +78,6 @@ class Crash(_Fault):
     @field_validator("point")
     @classmethod
     def _a_known_point(cls, point: str) -> str:
-        from .designs import known_points
 
         known = set(CRASH_POINTS) | known_points()
         if point not in known:

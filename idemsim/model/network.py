@@ -16,10 +16,10 @@ from typing import Callable, Literal
 import simpy
 from pydantic import Field, model_validator
 
-from .faults import Fate, FaultPlan
 from ..base.fields import InputModel, PositiveSeconds, Probability, Seconds, invalid
-from .trace import Trace
 from ..kernel.waits import later
+from .faults import Fate, FaultPlan
+from .trace import Trace
 
 
 class Latency(InputModel):

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import simpy
-from simpy.events import Event
 from pydantic import Field
+from simpy.events import Event
 
-from .faults import FaultPlan
 from ..base.fields import InputModel, PositiveSeconds, Seconds
 from ..kernel.waits import Deferred, FirstOf, soon, timeout
+from .faults import FaultPlan
 
 Outcome = Literal["captured", "declined", "timeout", "in_use", "not_found"]
 

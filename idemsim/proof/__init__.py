@@ -12,6 +12,8 @@ importing ``idemsim.proof`` or one of its modules imports nothing more than that
 imported only when a PostgreSQL run starts.
 """
 
+import importlib
+
 __all__ = [  # noqa: RUF022 (grouped by what they are for, as docs/python.md lists them)
     "load",                 # a schedule, by a shipped schedule's name or a file's path, validated: a Schedule
     "shipped",              # the shipped schedules: {name: path}
@@ -39,8 +41,6 @@ _WHERE = {
 
 
 def __getattr__(name: str):
-    import importlib
-
     if name not in _WHERE:
         raise AttributeError(f"module 'idemsim.proof' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)

@@ -17,9 +17,9 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from ..base.errors import Message
 from ..model.db.mvcc import ABORTED, LockWait
 from .schedule import ModelRun, Schedule, run_on_model
-from ..base.errors import Message
 
 ABSOLUTE_TOLERANCE = 0.1
 RELATIVE_TOLERANCE = 0.05

@@ -16,9 +16,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .schedule import Schedule, Sleep, StepNote, entry, scaled, statement_fields
-from ..model.db.sql import sql_for
 from ..base.errors import InputError, Message
+from ..model.db.sql import sql_for
+from .schedule import Schedule, Sleep, StepNote, entry, scaled, statement_fields
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 SESSION_OPTIONS = "-c deadlock_timeout=1s -c lock_timeout=0 -c statement_timeout=0 " \

@@ -9,15 +9,16 @@ waited for whom and how long.
 from __future__ import annotations
 
 import json
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .agreement import Comparison
-from .schedule import Schedule, StepNote, statement_fields
 from ..base.i18n import text
 from ..views.prose import ProseText
+from .agreement import Comparison
+from .schedule import Schedule, StepNote, statement_fields
 
 SQLSTATE_NAMES = {
     "23505": "unique_violation",

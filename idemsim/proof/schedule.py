@@ -20,11 +20,11 @@ from typing import Annotated, Any, Literal, Union, get_args
 import simpy
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from ..model.db.engine import OPS, Connection, Database, DbEvent, Result, arrival_order
 from ..base.errors import InputError, Message, choices, os_reason
 from ..base.fields import is_unicode
 from ..base.paths import scenarios_dir
 from ..base.readers import json_reason, kind_said
+from ..model.db.engine import OPS, Connection, Database, DbEvent, Result, arrival_order
 
 Seconds = Annotated[float, Field(ge=0)]
 """A time in seconds, 0 or more."""

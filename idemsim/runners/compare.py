@@ -20,7 +20,9 @@ from typing import Any
 
 from ..judge.summary import meaning
 from ..model.designs import DESIGN_OPTIONS, DESIGNS
-from ..scenario.schema import Scenario, runs, variant as pick
+from ..scenario.schema import Scenario, runs
+from ..scenario.schema import variant as pick
+from .simulation import simulate
 
 FORMAT_VERSION = 1
 
@@ -67,7 +69,6 @@ def compare(scenario: Scenario, variant: str | None = None, seed: int | None = N
             sets: list[str] | None = None, designs: list[str] | None = None) -> Comparison:
     """Run story ``variant`` (None: the main story) of ``scenario`` under every design (or ``designs``), plus
     option sets."""
-    from .simulation import simulate
 
     if variant is not None:
         pick(scenario, variant)  # an unknown variant is an InputError that names the valid ones

@@ -21,18 +21,26 @@ that ``idemsim run FILE`` replays event for event (checked by replaying it befor
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import shlex
+import shutil
+import sys
 import tempfile
+import tomllib
 from dataclasses import dataclass, field
+from math import comb
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from ..base.errors import InputError, os_reason
+from ..base.i18n import text as t
+from ..judge.properties import PROPERTIES, Violation, check, describe_violation
 from ..model.designs import DESIGNS, completer_period, recovery_lease, resolve_design
 from ..model.faults import CRASH_POINTS, Crash, Duplicate, LoseMessage
-from ..judge.properties import Violation, check
 from ..scenario.schema import Scenario, apply_sets, deep_merge, load, validate
 from .simulation import Run, simulate
 
@@ -126,7 +134,6 @@ class Counterexample:
 
 def judged_properties(names: list[str] | None) -> tuple[str, ...]:
     """The properties an exploration judges: the ``--property`` names given (each checked), else all."""
-    from ..judge.properties import PROPERTIES
 
     for name in names or ():
         if name not in PROPERTIES:
@@ -233,7 +240,7 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     if not _in_pytest():
         _no_files_in_the_working_directory()
 
-    from .strategies import schedules
+    from .strategies import schedules  # (lazy: imports hypothesis, loaded when a search starts)
 
     sets = list(sets or [])
     base = base_scenario(design, sets, seed, max_time=max_time)  # bad input fails here, before any example
@@ -278,7 +285,6 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
 
 
 def _in_pytest() -> bool:
-    import sys
 
     return "pytest" in sys.modules
 
@@ -287,8 +293,6 @@ def _no_files_in_the_working_directory() -> None:
     """Hypothesis keeps an example database and a cache of constants under ``.hypothesis/`` in the working
     directory. An exploration needs neither: no database, and the cache goes to a temporary directory that
     is removed when the process ends."""
-    import atexit
-    import shutil
 
     from hypothesis import settings
     from hypothesis.configuration import set_hypothesis_home_dir
@@ -314,7 +318,6 @@ def universe(attempts: int = UNIVERSE_ATTEMPTS, points: tuple[str, ...] = CRASH_
 
 
 def count_schedules(n: int, k: int) -> int:
-    from math import comb
 
     return sum(comb(n, i) for i in range(min(k, n) + 1))
 
@@ -427,9 +430,7 @@ def _sections(scenario: Scenario) -> dict[str, Any]:
 def _check_saveable(scenario: Scenario) -> None:
     """Refuse early a configuration that a scenario file cannot express: a None (``--set field=none``) where
     the model's default is not None, since TOML has no null."""
-    import tomllib
 
-    import tomli_w
 
     again = tomllib.loads(tomli_w.dumps(_sections(scenario)))
     for section in ("client", "network", "api"):
@@ -443,7 +444,6 @@ def _check_saveable(scenario: Scenario) -> None:
 def save(cx: Counterexample, path: str, command: str) -> str:
     """Write ``cx`` as a scenario file at ``path`` atomically (temp file + ``os.replace``), then replay it and
     check that the replay is the same run event for event. Returns the path."""
-    import tomli_w
 
     target = Path(path)
     header = (f"# A counterexample found by: {command}\n"
@@ -502,7 +502,6 @@ def command_line(design: str, sets: list[str], seed: int, *, exhaustive_mode: bo
 # -- the text view ----------------------------------------------------------------------------------------------
 def describe_configuration(scenario: Scenario, lang: str = "en") -> str:
     """The documented defaults (plus ``--set``) in one paragraph: every derived parameter of the exploration."""
-    from ..base.i18n import text as t
 
     c, a = scenario.client, scenario.api
 
@@ -530,7 +529,6 @@ def describe_configuration(scenario: Scenario, lang: str = "en") -> str:
 
 
 def describe_network(scenario: Scenario, lang: str = "en") -> str:
-    from ..base.i18n import text as t
 
     def one(link) -> str:
         lat = link.latency
@@ -541,7 +539,6 @@ def describe_network(scenario: Scenario, lang: str = "en") -> str:
 
 
 def describe_universe(lang: str = "en", points: tuple[str, ...] = CRASH_POINTS) -> str:
-    from ..base.i18n import text as t
 
     return t("ex.universe", lang, attempts=UNIVERSE_ATTEMPTS, losses=3 * UNIVERSE_ATTEMPTS, points=", ".join(points),
              restart=UNIVERSE_RESTART, crashes=len(points) * UNIVERSE_ATTEMPTS,
@@ -550,7 +547,6 @@ def describe_universe(lang: str = "en", points: tuple[str, ...] = CRASH_POINTS) 
 
 def header_lines(result: Exploration, scenario: Scenario, command: str, lang: str = "en") -> list[str]:
     """What was explored and how: printed before the verdict."""
-    from ..base.i18n import text as t
 
     if result.mode == "exhaustive":
         what = t("ex.what.exhaustive", lang, k=result.max_faults, n=len(result.universe))
@@ -570,8 +566,6 @@ def header_lines(result: Exploration, scenario: Scenario, command: str, lang: st
 
 
 def verdict_lines(result: Exploration, lang: str = "en") -> list[str]:
-    from ..base.i18n import text as t
-    from ..judge.properties import PROPERTIES, describe_violation
 
     cx = result.counterexample
     if cx is None:

@@ -23,15 +23,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..views.timeline import describe
+from .compare import Comparison
+from .simulation import Run
+from .sweep import SweepResult, flat_row
+
 EVENT_KEYS = ("t", "actor", "target", "kind", "what")
 """The keys every row of a run's records starts with."""
 
 
 def records(result: Any) -> list[dict[str, Any]]:
     """``result`` (a `Run`, a `SweepResult` or a `Comparison`) as a list of plain dicts, one per row."""
-    from .compare import Comparison
-    from .simulation import Run
-    from .sweep import SweepResult, flat_row
 
     if isinstance(result, Run):
         return _events(result)
@@ -54,7 +56,6 @@ def dataframe(result: Any):
 
 
 def _events(run) -> list[dict[str, Any]]:
-    from ..views.timeline import describe
 
     rows = []
     for event, data in zip(run.trace, run.trace_json()):

@@ -26,23 +26,25 @@ from typing import Any, Callable
 
 import simpy
 
+from ..base.errors import InputError, Message
+from ..base.fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
+from ..base.i18n import language
+from ..judge.run_summary import Summary
+from ..judge.summary import is_load, summarize
+from ..judge.tally import Tally
 from ..kernel import collector
 from ..kernel.loop import BoundedEnvironment, let_go
 from ..kernel.starts import Starts
 from ..model.api import Api
-from ..judge.run_summary import Summary
-from ..judge.summary import summarize
 from ..model.client import Client, OperationResult, TokenBucket, make_key
 from ..model.db.engine import Database, DbEvent
+from ..model.db.sql import sql_for
 from ..model.designs import DESIGNS
-from ..base.errors import InputError, Message
 from ..model.faults import FaultPlan
-from ..base.fields import EVENTS_PER_ATTEMPT, MAX_EVENTS, MAX_SIMULATED_SECONDS
 from ..model.network import Network
 from ..model.processor import Processor
-from ..scenario.schema import Arrived, Scenario, shapes
-from ..judge.tally import Tally
 from ..model.trace import Trace, Untraced
+from ..scenario.schema import Arrived, Scenario, shapes
 
 FORMAT_VERSION = 1
 __all__ = ["MAX_EVENTS", "MAX_SIMULATED_SECONDS", "BoundedEnvironment", "Run", "simulate"]
@@ -83,28 +85,24 @@ class Run:
 
     def figure(self, lang: str | None = None):
         """The run's matplotlib Figure: a time-space diagram (a load: its attempts per second)."""
-        from ..base.i18n import language
-        from ..judge.summary import is_load
 
         if is_load(self):
-            from ..views.sweep_plot import attempts_figure
+            from ..views.sweep_plot import attempts_figure  # (lazy: a view: loads matplotlib when drawn)
 
             return attempts_figure(self, language(lang))
-        from ..views.figure import run_figure
+        from ..views.figure import run_figure  # (lazy: a view: loads matplotlib when drawn)
 
         return run_figure(self, language(lang))
 
     def mermaid(self, lang: str | None = None, kind: str = "sequence") -> str:
         """The run as a Mermaid diagram: ``sequence`` (a sequence diagram) or ``state`` (the key record's)."""
-        from ..base.i18n import language
-        from ..views import mermaid
+        from ..views import mermaid  # (lazy: a view, loaded when drawn)
 
         draw = {"sequence": mermaid.sequence, "state": mermaid.state}[kind]
         return draw(self, language(lang))
 
     def _repr_html_(self) -> str:
-        from ..base.i18n import language
-        from ..views.html import run_html
+        from ..views.html import run_html  # (lazy: a view: loads rich and matplotlib when drawn)
 
         return run_html(self, language())
 
@@ -123,7 +121,6 @@ def event_json(event) -> dict[str, Any]:
     renders it)."""
     out = event.to_dict()
     if out["kind"] in ("db.wait", "db.result"):
-        from ..model.db.sql import sql_for
 
         out["data"] = {**out["data"], "sql": sql_for(out["data"]["op"], out["data"]["fields"])}
     return out
@@ -275,7 +272,7 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     # before the tables and the summary are made, and the database once the tables are, so that the peak of
     # memory is not the model's and the summary's together.
     let_go(env, processor.timeouts, starts.waiting)
-    del env, api, processor, network, plan, recorder, trace
+    env = api = processor = network = plan = recorder = trace = None  # (the closures above share these cells)
     tables = db.take_tables()
     del db
     run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)

@@ -17,20 +17,27 @@ Rows come in grid order, designs in the order given, whatever order the work fin
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import itertools
 import json
 import math
-from concurrent.futures import Executor
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..base.errors import InputError, Message
 from ..base.i18n import LANGS
 from ..base.printable import point_text  # noqa: F401 (sweeps are read with it)
-from ..judge.measures import FLAGS
+from ..judge.measures import FLAGS, of_run
 from ..judge.statistics import Z95, percentile, wilson  # noqa: F401 (sweeps are read with them)
 from ..kernel import collector
+from ..model.designs import DESIGNS, resolve_design
+from ..scenario.schema import apply_sets, load, validate
+from ..scenario.schema import variant as pick
+from .simulation import simulate
 
 FORMAT_VERSION = 1
 
@@ -126,8 +133,6 @@ def derive_seed(base: int, point: dict[str, Any], design: str, replicate: int) -
 def run_batch(scenario, design: str, seeds: list[int]) -> list[dict[str, Any]]:
     """Run ``scenario`` under ``design`` once per seed; each run reduced to its measures. (Top level and
     importable, so that any executor, a process pool or a Dask worker, can run it.)"""
-    from ..judge.measures import of_run
-    from .simulation import simulate
 
     return [of_run(simulate(scenario, design, seed, trace=False)) for seed in seeds]
 
@@ -147,7 +152,6 @@ class Sweep:
 
     def points(self) -> list[tuple[dict[str, str], Any]]:
         """Each point of the grid and the scenario it runs (the point applied as ``--set`` assignments)."""
-        from ..scenario.schema import variant as pick
 
         out = []
         for point in grid(self.axes):
@@ -159,7 +163,6 @@ class Sweep:
 
 
 def _with_sets(scenario, assignments: list[str]):
-    from ..scenario.schema import apply_sets, validate
 
     raw = {k: v for k, v in scenario._raw.items()}
     source = Message("err.where.with_sets", source=scenario._source or scenario.name,
@@ -217,7 +220,6 @@ def run(spec: Sweep, executor: Executor | None = None,
 
 def _parse_point(point: dict[str, str]) -> list[Any]:
     """The point's values as the scenario gets them (``none`` is None where a field may be unset)."""
-    from ..scenario.schema import apply_sets
 
     out = []
     for name, text in point.items():
@@ -283,8 +285,6 @@ def flat_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_csv(result: SweepResult) -> str:
-    import csv
-    import io
 
     rows = [flat_row(r) for r in result.rows]
     columns = list(rows[0]) if rows else ["design"]
@@ -308,7 +308,6 @@ class executor_for:
     cluster's workers are not, and are left as they are."""
 
     def __init__(self, workers: int | None = None, dask: str | None = None, connect_timeout: float = 10.0) -> None:
-        import os
 
         self.workers = workers or os.cpu_count() or 1
         self.dask = dask
@@ -337,7 +336,6 @@ class executor_for:
             return client.get_executor()
         if self.workers <= 1:
             return None
-        from concurrent.futures import ProcessPoolExecutor
 
         pool = ProcessPoolExecutor(max_workers=self.workers, initializer=collector.own_process)
         self._close.append(pool.shutdown)
@@ -360,8 +358,6 @@ def sweep(scenario: str, vary: list[str] | None = None, designs: list[str] | Non
     >>> [row["double_charge"]["rate"] > 0 for row in result.rows]
     [False, True]
     """
-    from ..model.designs import DESIGNS, resolve_design
-    from ..scenario.schema import load
 
     loaded = load(scenario, sets)
     config = loaded.sweep
@@ -384,3 +380,4 @@ class _CallableModule(type(json)):
 import sys as _sys  # noqa: E402
 
 _sys.modules[__name__].__class__ = _CallableModule
+

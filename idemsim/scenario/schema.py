@@ -12,6 +12,7 @@ naming the file, the field and what is allowed; nothing about a loaded scenario 
 from __future__ import annotations
 
 import copy
+import math
 import tomllib
 from array import array
 from collections.abc import Sequence
@@ -21,23 +22,34 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
-from ..model.api import ApiConfig
-from ..model.client import ClientConfig, Operation
 from ..base.errors import InputError, Message
-from ..model.faults import Fault
-from ..base.fields import (MAX_NESTING, Alternatives, Count, InputModel, Integer, JsonObject, PositiveSeconds, Problem,
-                     Seconds, dotted, invalid)
+from ..base.fields import (
+    MAX_NESTING,
+    Alternatives,
+    Count,
+    InputModel,
+    Integer,
+    JsonObject,
+    PositiveSeconds,
+    Problem,
+    Seconds,
+    dotted,
+    invalid,
+)
 from ..base.http import Outcome
-from ..model.network import Link
 from ..base.paths import scenarios_dir
 from ..base.printable import shown
-from ..model.processor import ProcessorConfig
 from ..base.readers import check_document, file_kind, kind_said, label, parse_toml, read_text
+from ..model.api import ApiConfig
+from ..model.client import ClientConfig, Operation
+from ..model.designs import DESIGNS
+from ..model.faults import Fault
+from ..model.network import Link
+from ..model.processor import ProcessorConfig
 
 
 def _known_design(name: str) -> str:
     """A design the registry knows: a shipped one, one registered from Python, or one named by file."""
-    from ..model.designs import DESIGNS
 
     if name not in DESIGNS:
         raise invalid("unknown_design", designs=", ".join(DESIGNS))
@@ -94,8 +106,8 @@ class Arrivals(InputModel):
 
     ``poisson``: gaps drawn from an exponential with mean ``gap`` (or 1/``rate``), from the run's random
     numbers; ``uniform``: every ``gap`` seconds; ``burst``: all at ``start``; ``sequential``: one at a time, the
-    first at ``start``, each when the one before has ended (a single client working through a list). The operations are numbered after
-    the written ``[[operations]]``, as if written out, so faults and expectations can name them.
+    first at ``start``, each when the one before has ended (a single client working through a list). The operations
+    are numbered after the written ``[[operations]]``, as if written out, so faults and expectations can name them.
     """
 
     process: Literal["poisson", "uniform", "burst", "sequential"] = Field(
@@ -125,7 +137,6 @@ class Arrivals(InputModel):
         gap = self.mean_gap()
         if self.process == "uniform":
             return [self.start + i * gap for i in range(self.count)]
-        import math
 
         t, out = self.start, []
         for _ in range(self.count):
@@ -190,13 +201,8 @@ def shapes(operations):
 
 def _copy_at(template: Operation, at: float, fields_set: set[str]) -> Operation:
     """``template.model_copy(update={"at": at})``, the copies sharing one set of fields set (pydantic copies it
-    for each, and a load has many)."""
-    copied = template.__class__.__new__(template.__class__)
-    object.__setattr__(copied, "__dict__", {**template.__dict__, "at": at})
-    object.__setattr__(copied, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(copied, "__pydantic_extra__", template.__pydantic_extra__)
-    object.__setattr__(copied, "__pydantic_private__", template.__pydantic_private__)
-    return copied
+    for each, and a load has many): pydantic's public ``model_construct``, which takes the set as it is."""
+    return type(template).model_construct(fields_set, **{**dict(template), "at": at})
 
 
 class SweepMark(InputModel):

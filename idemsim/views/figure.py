@@ -34,6 +34,7 @@ from typing import Any
 
 from ..base.errors import InputError, Message
 from ..base.i18n import language, text
+from ..judge.properties import PROPERTIES
 from . import placement, spacetime
 
 WIDTH = 12.8
@@ -291,7 +292,6 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
         items.append((text("verdict.broken", lang, names=text("list.sep", lang).join(names)), OUTCOME_TEXT["fail"],
                       "bold"))
     else:
-        from ..judge.properties import PROPERTIES
 
         items.append((text("verdict.all_hold", lang, n=len(PROPERTIES)), OUTCOME_TEXT["ok"], "bold"))
     return items

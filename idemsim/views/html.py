@@ -1,7 +1,7 @@
 """A run as HTML, for Jupyter: the figure embedded as an image, the summary, and the timeline as a table.
 
-`run_html` is what `idemsim.runners.simulation.Run._repr_html_` returns, so that a `Run` left as the last expression of a
-notebook cell shows itself (a bare matplotlib Figure shows only as text in a fresh kernel). Every text taken
+`run_html` is what `idemsim.runners.simulation.Run._repr_html_` returns, so that a `Run` left as the last expression of
+a notebook cell shows itself (a bare matplotlib Figure shows only as text in a fresh kernel). Every text taken
 from the run is escaped; the figure is a PNG inlined as base64, so the page needs no file beside it.
 """
 
@@ -13,6 +13,9 @@ import io
 
 from ..base.i18n import text as t
 from ..judge.properties import PROPERTIES, describe_violation
+from ..judge.summary import is_load
+from .figure import run_figure
+from .sweep_plot import attempts_figure
 from .timeline import describe, endpoints
 
 
@@ -26,11 +29,8 @@ def figure_png(figure) -> bytes:
 def run_html(run, lang: str = "en", max_rows: int = 400) -> str:
     """The figure (or, for a load, its attempts per second), the summary and the timeline (cut at ``max_rows``
     events, saying so)."""
-    from .figure import run_figure
-    from ..judge.summary import is_load
 
     if is_load(run):
-        from .sweep_plot import attempts_figure
 
         figure = attempts_figure(run, lang)
     else:

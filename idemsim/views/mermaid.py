@@ -139,7 +139,8 @@ def _result(d: dict, lang: str) -> str:
         if row is None:
             return f" → {t('mm.no_row', lang)}"
         response = (row.get("response") or {}).get("status")
-        return f" → {escape(t('state.' + row['status'], lang) if row['status'] in ('done', 'in_progress') else row['status'])}" + (
+        state = t("state." + row["status"], lang) if row["status"] in ("done", "in_progress") else row["status"]
+        return f" → {escape(state)}" + (
             f", {escape(response)}" if response else "")
     if op in ("lock_key", "claim_key") and d.get("row"):
         return f" → {escape(d['row'].get('recovery_point', ''))}"
@@ -233,7 +234,8 @@ def sequence(run, lang: str = "en") -> str:
         elif k == "processor.timeout":
             lines.append(f"Note over {a},P: {t('mm.processor_timeout', lang, seconds=_seconds(d['after'], lang))}")
         elif k == "processor.capture":
-            lines.append(f"Note over P: {t('mm.capture_note', lang, capture=escape(d['capture']), amount=escape(_amount(d['amount'], lang)))}")
+            note = t("mm.capture_note", lang, capture=escape(d["capture"]), amount=escape(_amount(d["amount"], lang)))
+            lines.append(f"Note over P: {note}")
         elif k == "api.crash":
             lines.append(f"Note over A: {t('mm.crash', lang, point=escape(d['point']))}")
         elif k == "api.restart":

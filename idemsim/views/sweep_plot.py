@@ -15,11 +15,15 @@ state) and saved deterministically by `idemsim.views.figure.save`.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
-from ..base.i18n import language
+from ..base.i18n import MESSAGES, language
 from ..base.i18n import text as t
 from ..base.printable import point_text as _point_text
+from .figure import OUTCOME_COLOR, fonts, title_weight
+from .figure import check_path as check
+from .figure import save as save_figure
 
 SIZE = (12.8, 7.2)
 """Inches: 1280×720 at 100 dpi, a projector's frame."""
@@ -30,13 +34,11 @@ STYLES = ("-", "--", "-.", ":")
 
 def check_path(path: str) -> None:
     """Refuse, before anything runs, a file name a figure cannot be saved as."""
-    from .figure import check_path as check
 
     check(path)
 
 
 def save(figure, path: str) -> None:
-    from .figure import save as save_figure
 
     save_figure(figure, path)
 
@@ -54,7 +56,6 @@ def _value(row: dict[str, Any], measure: str) -> tuple[float, float | None, floa
 
 def _label(measure: str, lang: str) -> str:
     key = f"sweep.{measure}"
-    from ..base.i18n import MESSAGES
 
     return t(key, lang) if key in MESSAGES else measure.replace("_", " ")
 
@@ -65,13 +66,11 @@ def figure(result, config=None, lang: str | None = None):
     lang = language(lang)
     from matplotlib.figure import Figure
 
-    from .figure import fonts, title_weight
 
     plot = config.plot if config is not None else "rate"
     measures = list(config.measures) if config is not None else ["double_charge"]
     with fonts(lang):
         fig = Figure(figsize=SIZE, layout="constrained")
-        import textwrap
 
         title = result.titles.get(lang) or result.title or result.scenario
         fig.suptitle(textwrap.fill(title, 95 if lang == "en" else 48), fontsize=15, fontweight=title_weight(lang),
@@ -110,7 +109,6 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
             xs = [r[axis.field] for r in result.rows if r["design"] == flat[0]]
             panel.plot(xs, [0] * len(xs), "-", color="#444444", linewidth=3, marker="s", markersize=4,
                        label=t("sweep.zero", lang, designs=", ".join(flat)))
-        import textwrap
 
         panel.set_ylabel(textwrap.fill(_label(measure, lang), 26 if lang == "en" else 14), fontsize=12)
         if _is_rate(result, measure):
@@ -191,7 +189,6 @@ def attempts_figure(run, lang: str = "en"):
     outages shaded: the retry storm of one run, where a time-space diagram would have thousands of lanes."""
     from matplotlib.figure import Figure
 
-    from .figure import OUTCOME_COLOR, fonts, title_weight
 
     series = run.summary.attempts_per_second
     window = series["window"]

@@ -9,20 +9,30 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections import Counter
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.measure import Measurement
+from rich.padding import Padding
+from rich.segment import Segment, Segments
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from ..base.i18n import MESSAGES
 from ..base.i18n import text as t
-from ..base.printable import safe  # noqa: F401 (views import it from here too)
-from ..judge.summary import is_load
+from ..base.printable import (
+    point_text,
+    safe,  # noqa: F401 (views import it from here too)
+)
+from ..judge.properties import PROPERTIES, describe_violation
+from ..judge.statistics import percentile
+from ..judge.summary import is_load, meaning
 from ..model.designs import DESIGNS
 from .prose import ProseText, cells, reflow, unwrap_japanese, wrap
-from .timeline import _outcome, _status, describe, endpoints
+from .timeline import _outcome, describe, endpoints
 
 KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
               "db.wait": "yellow", "gateway.timeout": "magenta", "attempt.timeout": "magenta",
@@ -70,8 +80,6 @@ def print_timeline(console: Console, run, lang: str = "en", long: int = LONG_TIM
     if len(run.trace) <= long or console.record:
         console.print(timeline_table(run, lang))  # short, or the console keeps what it prints: rich's own table
         return
-    from rich.segment import Segment, Segments
-    from rich.style import Style
 
     rows = _timeline_rows(run, lang)
     widths = _column_widths(console, run, lang, rows)
@@ -151,7 +159,8 @@ def brief_lines(run, width: int, lang: str = "en") -> list[Text]:
 
 
 def _seen_statuses(seen: list, lang: str) -> str:
-    return t("list.sep", lang).join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen) or t("term.nothing", lang)
+    return (t("list.sep", lang).join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen)
+            or t("term.nothing", lang))
 
 
 def _seen(op: dict[str, Any], lang: str = "en") -> str:
@@ -164,7 +173,8 @@ def _money(ledger: list[dict], lang: str = "en") -> str:
     three of a long ledger)."""
     if not ledger:
         return t("term.money_none", lang)
-    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"]) for c in ledger[:3])
+    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"])
+                                     for c in ledger[:3])
     more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
     return f"{len(ledger)}  ({shown}{more})"
 
@@ -188,9 +198,7 @@ def sparkline(counts: list[int], width: int) -> str:
 def load_table(run, width: int, lang: str = "en") -> Table:
     """A load's figures instead of its thousands of events: attempts and how they ended, the statuses seen,
     the time to the final answer, waits, and the attempts per second over time."""
-    from collections import Counter
 
-    from ..judge.statistics import percentile
 
     s = run.summary
     ops = s.operations
@@ -260,7 +268,6 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         _row(table, t("term.balance", lang), str(s.balance))
     if s.violations:
-        from ..judge.properties import describe_violation
 
         for v in s.violations[:MAX_VIOLATIONS_SHOWN]:
             _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
@@ -268,10 +275,10 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
             _row(table, "", Text(t("term.more_broken", lang, n=len(s.violations) - MAX_VIOLATIONS_SHOWN),
                                    style="red"))
     else:
-        from ..judge.properties import PROPERTIES
 
         names = [t(f"property.{p}", lang) for p in PROPERTIES]
-        _row(table, t("term.properties", lang), t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
+        _row(table, t("term.properties", lang),
+             t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
     for f, fault in zip(s.faults, run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
         _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
@@ -356,7 +363,6 @@ def _ended(row: dict, saw: bool = False, lang: str = "en") -> list[str]:
 
 
 def _meaning(row: dict, lang: str) -> str:
-    from ..judge.summary import meaning
 
     return row["meaning"] if lang == "en" else meaning(row["verdict"], row["violations"], lang)
 
@@ -387,7 +393,6 @@ def comparison_table(comparison, lang: str = "en") -> Table:
 
 def comparison_stack(comparison, lang: str = "en") -> list[Text]:
     """The comparison for a narrow terminal: a block of short lines per row instead of one wide table row."""
-    from rich.padding import Padding
 
     lines: list = [Text(_title(comparison, lang), style="bold"), Text("")]
     for row in comparison.rows:
@@ -401,7 +406,8 @@ def comparison_stack(comparison, lang: str = "en") -> list[Text]:
         if row["wait_seconds"]:
             extra.append(t("cmp.waited", lang, seconds=row["wait_seconds"]))
         if row["replay_identical"] is not None:
-            extra.append(t("cmp.replay_identical", lang) if row["replay_identical"] else t("cmp.replay_different", lang))
+            extra.append(t("cmp.replay_identical", lang) if row["replay_identical"]
+                         else t("cmp.replay_different", lang))
         for i, ended in enumerate(_ended(row, saw=True, lang=lang)):
             lines.append(Padding(Text(safe(ended + ("; " + "; ".join(extra) if extra and i == 0 else ""))),
                                  (0, 0, 0, 2)))
@@ -534,7 +540,6 @@ def _measure(row: dict, measure: str) -> str:
 def sweep_table(result, config=None, lang: str = "en") -> Table:
     """One row per point and design: the varied fields, the runs, the rates the sweep is about (with their
     intervals), attempts per purchase and the time to the final answer (p95)."""
-    from ..base.printable import point_text
 
     measures = list(config.measures) if config else ["double_charge"]
     measures += [m for m in ("double_capture", "gave_up_unknowing") if m not in measures][:max(0, 2 - len(measures))]
@@ -563,7 +568,6 @@ def sweep_table(result, config=None, lang: str = "en") -> Table:
 
 
 def _measure_name(measure: str, lang: str) -> str:
-    from ..base.i18n import MESSAGES
 
     key = f"sweep.{measure}"
     return t(key, lang) if key in MESSAGES else measure

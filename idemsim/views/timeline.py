@@ -10,10 +10,10 @@ import json
 import re
 from typing import Any, Iterable
 
-from ..model.db.sql import literal, sql_for
 from ..base.http import REASONS
 from ..base.i18n import MESSAGES
 from ..base.i18n import text as t
+from ..model.db.sql import literal, sql_for
 from ..model.trace import Event
 
 
@@ -224,7 +224,7 @@ def rows(events: Iterable[Event]) -> list[tuple[str, str, str, str]]:
 def plain(events: Iterable[Event]) -> str:
     """The timeline as fixed-width text (golden files compare this)."""
     lines = []
-    for t, src, dst, text in rows(events):
+    for at, src, dst, text in rows(events):
         arrow = f"{src} → {dst}" if dst else src
-        lines.append(f"{t}  {arrow:<18}  {text}")
+        lines.append(f"{at}  {arrow:<18}  {text}")
     return "\n".join(lines) + "\n"

@@ -11,16 +11,31 @@ the model takes the documented choice (`Database.wake_order`).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, NamedTuple
 
-import inspect
-
 import simpy
 
-from .mvcc import (ABORTED, ACTIVE, CHARGES, COMMITTED, DEADLOCK, FROZEN, ISOLATION_LEVELS, KEYS,
-                             LOCK_TIMEOUT, READ_COMMITTED, RELEASED, SERIALIZABLE, LockWait, RowVersion,
-                             Sequence as IdSequence, Snapshot, Transaction)
+from .mvcc import (
+    ABORTED,
+    ACTIVE,
+    CHARGES,
+    COMMITTED,
+    DEADLOCK,
+    FROZEN,
+    ISOLATION_LEVELS,
+    KEYS,
+    LOCK_TIMEOUT,
+    READ_COMMITTED,
+    RELEASED,
+    SERIALIZABLE,
+    LockWait,
+    RowVersion,
+    Snapshot,
+    Transaction,
+)
+from .mvcc import Sequence as IdSequence
 from .sql import DEFAULT_TTL, sql_for
 from .ssi import PredicateLocks, SerializationFailure
 

@@ -41,8 +41,17 @@ from .naive import naive
 from .recovery_points import complete_abandoned, recovery_points
 from .registry import DESIGNS, SHIPPED, design, known_points, register_design, resolve_design
 from .same_tx import same_tx
-from .spec import (COMPLETER_EVERY, DESIGN_OPTIONS, KEY_OPTIONS, PROCESSOR_OPTIONS, RECOVERY_LEASE, SHIPPED_POINTS,
-                   Design, completer_period, recovery_lease)
+from .spec import (
+                   COMPLETER_EVERY,
+                   DESIGN_OPTIONS,
+                   KEY_OPTIONS,
+                   PROCESSOR_OPTIONS,
+                   RECOVERY_LEASE,
+                   SHIPPED_POINTS,
+                   Design,
+                   completer_period,
+                   recovery_lease,
+)
 from .split_tx import split_tx
 from .steps import RETRYABLE_DB_ERRORS
 
