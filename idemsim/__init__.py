@@ -2,7 +2,8 @@
 
 The public face: what a notebook, a docs example or your own design imports, and nothing more. Every name in
 `__all__` is importable from ``idemsim`` itself (``idemsim.run``, ``from idemsim import Response``); the
-PostgreSQL proof is the one public submodule, `idemsim.proof`. docs/python.md lists them all, and
+public submodules are the PostgreSQL proof, `idemsim.proof`, and the course's checks, `idemsim.course`.
+docs/python.md lists them all, and
 tests/test_public.py holds the notebooks and the docs to them. Everything else (``idemsim.model``,
 ``idemsim.runners`` …) is the inside of the house and may move.
 
@@ -56,6 +57,8 @@ __all__ = [  # noqa: RUF022 (grouped by what they are for, as docs/python.md lis
     "design",             # a decorator: how to register a handler (its crash points, its completer …)
     "DESIGNS",            # every design, by name
     "Response",           # the HTTP response a handler returns: Response(status, body)
+    # the course
+    "course",             # the checks of the course's exercises: course.check("6.3", my_design) (a module)
 ]
 
 _ELSEWHERE = {
@@ -73,9 +76,9 @@ _ELSEWHERE = {
 }
 """The public names that live elsewhere, and where: (module under idemsim, its name there), loaded on first use."""
 
-_MODULES = {"sweep": "runners.sweep", "explore": "runners.explore", "proof": "proof"}
+_MODULES = {"sweep": "runners.sweep", "explore": "runners.explore", "proof": "proof", "course": "course"}
 """The public modules, by the name idemsim gives them: ``idemsim.sweep(…)`` (a module you can call, whose
-``run``, ``Sweep`` … stay reachable), ``from idemsim import explore``, ``idemsim.proof``."""
+``run``, ``Sweep`` … stay reachable), ``from idemsim import explore``, ``idemsim.proof``, ``idemsim.course``."""
 
 
 def load_scenario(name_or_path: str, sets: list[str] | None = None):

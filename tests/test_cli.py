@@ -46,10 +46,12 @@ class TestRun:
         assert doc["variants"][0]["summary"]["status"] == 201
 
     def test_a_design_without_expectation_reports_no_expectation(self, cli):
-        """Running under a design the file states nothing for reports the outcome with exit 0."""
+        """Running under a design the file states nothing for reports the outcome; it exits 0 only while no
+        property breaks (the missing-key-processed variant charges twice under committed-first: exit 1)."""
         result = cli("run", "naive-double-charge", "--design", "committed-first", "--format", "json")
-        assert result.exit_code == 0
-        assert json.loads(result.stdout)["summary"]["verdict"] == "no expectation"
+        doc = json.loads(result.stdout)
+        assert (result.exit_code, doc["summary"]["verdict"], doc["summary"]["design_verdict"],
+                doc["variants"][0]["summary"]["design_verdict"]) == (1, "no expectation", "holds", "broken")
 
     def test_a_failed_expectation_exits_1(self, cli, tmp_path):
         """A scenario whose expectation does not hold exits 1 and says what differed."""

@@ -1,6 +1,7 @@
 """`idemsim compare`: one story's faults under every design, as plain rows, a table and JSON."""
 
 import json
+import re
 
 import pytest
 
@@ -101,12 +102,12 @@ class TestCommand:
                 "violations", "meaning"} <= set(doc["rows"][0])
 
     def test_the_table_shows_every_design(self, cli):
-        """The text table has a row per design, with charges and the verdict."""
+        """The text table has a row per design, with charges, the design's verdict and the story's check."""
         result = cli("compare", "lost-response")
         assert result.exit_code == 0
         for design in DESIGNS:
             assert design in result.stdout
-        assert "charges" in result.stdout and "held" in result.stdout
+        assert "charges" in result.stdout and "reproduces the article" in result.stdout
 
     def test_set_reaches_every_row(self, cli):
         """--set changes the story for every design: with no retry, no design charges twice."""
@@ -140,3 +141,48 @@ class TestShow:
         result = cli("show", "no-such-thing")
         assert result.exit_code == 2
         assert result.stderr.startswith("error: unknown scenario 'no-such-thing'")
+
+
+class TestWaitsAndReplays:
+    """Each wait on the index, and each replayed answer, is shown on the client whose request it was."""
+
+    def test_the_duplicate_that_waited_has_the_wait_and_the_replay(self):
+        """same-tx-wait: client-dup's INSERT waited 4 s for the first's COMMIT and got the replay; client neither."""
+        rows = by_label(compare(load("same-tx-wait")))
+        for label in ("same-tx", "same-tx (isolation=repeatable read)"):
+            row = rows[label]
+            assert (row["clients"], row["waits"], row["replayed"], row["wait_seconds"]) == (
+                ["client", "client-dup"], [0.0, 4.0], [0, 1], 4.0), label
+        assert (rows["naive"]["waits"], rows["naive"]["replayed"]) == ([0.0, 0.0], [0, 0])
+
+    def test_a_single_client_has_the_runs_wait(self):
+        """lost-response's 504 variant: the one client waited 0.4 s under same-tx and got one replay."""
+        row = by_label(compare(load("lost-response"), "gateway-504"))["same-tx"]
+        assert (row["waits"], row["replayed"], row["wait_seconds"]) == ([0.4], [1], 0.4)
+
+    @pytest.mark.parametrize("name", ["same-tx-wait", "simultaneous-first-attempts", "check-then-insert-race",
+                                      "intended-duplicate", "key-reuse"])
+    def test_the_longest_wait_of_the_clients_is_the_runs(self, name):
+        """Every row has a wait per client, and their largest is the run's longest wait."""
+        for row in compare(load(name)).rows:
+            assert len(row["waits"]) == len(row["replayed"]) == len(row["clients"]), row["label"]
+            assert max(row["waits"]) == row["wait_seconds"], row["label"]
+            assert sum(row["replayed"]) == row["replays"], row["label"]
+
+    def test_the_stacked_view_says_the_wait_on_the_duplicates_line(self, cli, monkeypatch):
+        """Stacked (a narrow terminal), the same-tx row's lines end: client saw its 201; client-dup saw its 201,
+        waited 4 s and got the identical replay."""
+        monkeypatch.setenv("COLUMNS", "80")
+        out = cli("compare", "same-tx-wait").stdout
+        block = out[out.index("\nsame-tx  charges 1"):out.index("\nsame-tx (isolation")]
+        assert [line.rstrip() for line in block.split("\n")[-2:]] == [
+            "  client saw 201 → ok 201",
+            "  client-dup saw 201 → ok 201; waited 4.000 s on the index; replay identical"]
+
+    def test_the_table_puts_the_wait_on_the_duplicates_line(self, cli, monkeypatch):
+        """In the table the wait column has a line per client: "—" beside client, 4.000 beside client-dup."""
+        monkeypatch.setenv("COLUMNS", "400")
+        lines = cli("compare", "same-tx-wait").stdout.split("\n")
+        first = next(i for i, line in enumerate(lines) if line.startswith(" same-tx "))
+        assert re.search(r" client: 201 → ok 201 +— +yes ", lines[first])
+        assert re.search(r"^ +client-dup: 201 → ok 201 +4\.000 *$", lines[first + 1])

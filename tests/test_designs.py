@@ -12,7 +12,7 @@ import pytest
 
 import idemsim
 from idemsim.base.errors import InputError
-from idemsim.model.api import ApiConfig
+from idemsim.model.api import ApiConfig, Handler
 from idemsim.model.designs import (
     DESIGN_OPTIONS,
     DESIGNS,
@@ -24,7 +24,7 @@ from idemsim.model.designs import (
 )
 from idemsim.runners import explore
 from idemsim.runners.simulation import simulate, unique_constraint
-from idemsim.scenario.schema import load, validate
+from idemsim.scenario.schema import builtin_names, load, runs, validate
 
 PACKAGE = Path(__file__).resolve().parent.parent / "idemsim"
 EXAMPLES = PACKAGE.parent / "docs" / "designs"
@@ -115,7 +115,7 @@ class TestTheDocsExample:
         assert "at-most-one-capture" in {v["property"] for v in cx["violations"]}
 
     def test_the_fixed_design_is_proved_for_every_schedule_of_three_faults(self, cli):
-        """docs/designs/for_update_fixed.py survives every schedule of up to 3 faults, on all seven properties."""
+        """docs/designs/for_update_fixed.py survives every schedule of up to 3 faults, on every property."""
         result = cli("explore", FIXED, "--exhaustive", "--max-faults", "3")
         assert result.exit_code == 0, result.output
         assert "verdict: PROVED — every property held" in result.stdout
@@ -222,9 +222,12 @@ class TestDesignFacts:
         assert (spec.stores_keys, spec.lease_recovery, spec.options) == (False, True, frozenset({"lease"}))
 
 
-ALLOWED_NAMES = {("scenario/schema.py", "same-tx"): 1, ("bench.py", "same-tx"): 1}
+ALLOWED_NAMES = {("scenario/schema.py", "same-tx"): 1, ("bench.py", "same-tx"): 1,
+                 ("course/lesson3.py", "committed-first"): 1, ("course/lesson6.py", "naive"): 1,
+                 ("course/lesson6.py", "committed-first"): 1}
 """Where a shipped design's name may appear outside idemsim/model/designs/, and how often: the scenario schema's
-default design, and the bench's load (the design it measures)."""
+default design, the bench's load (the design it measures), and the exercises of the course that ask about a
+design by name (3.2: same-tx-wait under committed-first; 6.1: explore naive; 6.2: explore committed-first)."""
 
 
 class TestNoNameComparisons:
@@ -239,3 +242,41 @@ class TestNoNameComparisons:
                 if isinstance(node, ast.Constant) and node.value in SHIPPED:
                     found[(where, node.value)] = found.get((where, node.value), 0) + 1
         assert found == ALLOWED_NAMES
+
+
+def crash_fires(raw: dict, design: str, point: str) -> bool:
+    """Whether a crash at ``point`` of attempt 1, added to the scenario ``raw``, happens in its run under ``design``."""
+    faults = [{"kind": "crash", "point": point, "attempt": 1, "restart_after": 1.0}]
+    return simulate(validate({**raw, "faults": faults}, "test"), design).fired == [0]
+
+
+class TestDeclaredPoints:
+    @pytest.mark.parametrize("design", SHIPPED)
+    def test_explore_reaches_every_point_a_shipped_design_declares(self, design):
+        """On explore's configuration of each shipped design, a crash at each point it declares happens."""
+        raw = explore.base_raw(design)
+        assert [p for p in DESIGNS[design].points if not crash_fires(raw, design, p)] == []
+
+    @pytest.mark.parametrize("order", ["key-first", "charge-first"])
+    def test_split_tx_reaches_its_four_points_in_either_order(self, order):
+        """split-tx declares no before_commit (no transaction spans its work) and reaches its four points either way."""
+        raw = explore.base_raw("split-tx")
+        raw["api"] = {**raw["api"], "order": order}
+        assert DESIGNS["split-tx"].points == ("after_key", "after_processor", "after_charge", "before_response_stored")
+        assert [p for p in DESIGNS["split-tx"].points if not crash_fires(raw, "split-tx", p)] == []
+
+    def test_every_declared_point_is_reached_by_a_shipped_story(self, monkeypatch):
+        """Each point a shipped design declares is reached by some shipped story or variant run under that design."""
+        reached: set[tuple[str, str]] = set()
+        point = Handler.point
+
+        def recording(h: Handler, name: str) -> None:
+            reached.add((h.api.design, name))
+            point(h, name)
+
+        monkeypatch.setattr(Handler, "point", recording)
+        for name in builtin_names():
+            for story in runs(load(name)):
+                for design in SHIPPED:
+                    simulate(story, design)
+        assert {(d, p) for d in SHIPPED for p in DESIGNS[d].points} - reached == set()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -52,7 +55,7 @@ class TestExploreNaive:
             result = explore("naive", "--save", str(tmp_path / "cx.toml"))
         finally:
             os.umask(old)
-        assert "replay: idemsim run " in result.stdout
+        assert f"saved: {tmp_path / 'cx.toml'}, a scenario" in " ".join(result.stdout.split())
         assert sorted(p.name for p in tmp_path.iterdir()) == ["cx.toml"]
         assert (tmp_path / "cx.toml").stat().st_mode & 0o777 == 0o644
 
@@ -67,7 +70,8 @@ class TestExploreNaive:
         assert path.read_text().startswith("# A counterexample found by")
 
     def test_the_saved_file_replays_exactly(self, tmp_path):
-        """`idemsim run FILE` on the saved counterexample gives the same trace, and its expectation holds."""
+        """`idemsim run FILE` on the saved counterexample gives the same trace, reproduces what the file states
+        (the broken properties included) and exits 0, with the design's verdict broken."""
         path = tmp_path / "cx.toml"
         found = as_json(explore("naive", "--save", str(path), "--format", "json"))
         replay = runner.invoke(app, ["run", str(path), "--format", "json"])
@@ -76,6 +80,7 @@ class TestExploreNaive:
         assert doc["trace"] == found["counterexample"]["trace"]
         assert doc["summary"]["charges"] == 2
         assert doc["summary"]["verdict"] == "held"
+        assert (doc["summary"]["story_check"], doc["summary"]["design_verdict"]) == ("reproduces", "broken")
 
     def test_the_same_seed_gives_the_same_output(self, tmp_path):
         """Two explorations with the same seed print the same report."""
@@ -104,10 +109,179 @@ class TestExploreMoney:
         assert "verdict: PROVED — every judged property held" in result.stdout
 
     def test_with_the_processors_key_an_orphan_capture_remains(self):
-        """With the processor's key, a last attempt that dies after the capture leaves money unrecorded."""
+        """With the processor's key, a last attempt that dies after the capture leaves money unrecorded, and the
+        client, its attempts spent, cannot find out that it paid."""
         result = explore("same-tx", "--set", "api.processor_key=request-key", "--format", "json")
         assert result.exit_code == 1, result.output
-        assert {v["property"] for v in as_json(result)["counterexample"]["violations"]} == {"ledger-agrees"}
+        assert {v["property"] for v in as_json(result)["counterexample"]["violations"]} == {
+            "ledger-agrees", "customer-can-find-out"}
+
+
+def idemsim_shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``command``, a line idemsim printed (continued lines and all), run by bash as a user would paste it, with
+    this environment's ``idemsim`` first on the PATH, 100 columns wide."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env={**os.environ, "PATH": path, "COLUMNS": "100"})
+
+
+def reproduce_line(out: str) -> str:
+    """The command after ``reproduce:``, with its continuation lines, as printed."""
+    lines = out[out.index("\nreproduce: ") + len("\nreproduce: "):].split("\n")
+    end = next(i for i, line in enumerate(lines) if not line.endswith(" \\"))
+    return "\n".join(lines[:end + 1])
+
+
+def broken_rows(out: str) -> list[str]:
+    """The summary's ``property broken`` rows, each with its continuation lines."""
+    rows, inside = [], False
+    for line in out.split("\n"):
+        if line.startswith("property broken"):
+            rows.append(line.rstrip())
+            inside = True
+        elif inside and line.startswith(" "):
+            rows[-1] += "\n" + line.rstrip()
+        else:
+            inside = False
+    return rows
+
+
+def words(command: str) -> list[str]:
+    """A printed command's words, as the shell reads it (continued lines joined)."""
+    return shlex.split(command.replace("\\\n", " "))
+
+
+SAME_TX_REPRODUCE = (
+    "idemsim run lost-response --design same-tx --seed 1 --set name=explore-same-tx --set "
+    "'faults=[{op = 1, attempt = 1, kind = \"lose\", message = \"processor_response\"}]' "
+    "--set client.retry_window=60.0 --set 'variants={}' --set 'expect={}'")
+
+
+@pytest.mark.slow
+class TestReproduce:
+    """The ``reproduce:`` line runs as printed, with or without --save, and shows the same counterexample."""
+
+    def test_without_save_the_line_runs_as_printed_and_shows_the_same_run(self, tmp_path):
+        """`explore same-tx` prints an `idemsim run` of a shipped story with --sets; pasted into a shell it prints
+        the very timeline and summary explore printed (the same broken properties) and exits 1, as explore did."""
+        found = idemsim_shell("idemsim explore same-tx", tmp_path)
+        assert found.returncode == 1, found.stderr
+        assert words(reproduce_line(found.stdout)) == shlex.split(SAME_TX_REPRODUCE)
+        again = idemsim_shell(reproduce_line(found.stdout), tmp_path)
+        assert again.returncode == 1, again.stderr
+        assert broken_rows(again.stdout) == broken_rows(found.stdout) == [
+            "property broken    at-most-one-capture: operation 1's card was captured 2 times (cap_1 by 1.1 at\n"
+            "                   0.250 s, cap_2 by 1.2 at 5.250 s)",
+            "property broken    exactly-one-on-success: operation 1 ended ok but has 1 charge row and 2 captures",
+            "property broken    ledger-agrees: capture cap_1 of operation 1 (by 1.1 at 0.250 s) has no charge\n"
+            "                   row: the customer paid and the API has no record"]
+        head, shown, tail = found.stdout.partition("\n" + again.stdout)
+        assert shown and head.endswith("paid and the API has no record\n")
+        assert " ".join(tail.split()) == ("not saved: add --save FILE to keep it as a scenario that `idemsim run "
+                                          "FILE` replays (counterexample-same-tx-1.toml, say)")
+        assert list(tmp_path.iterdir()) == []
+
+    def test_with_save_the_same_line_runs_and_the_file_replays_it(self, tmp_path):
+        """With --save the reproduce line is the same and exits 1 with the same broken properties; the file
+        replays the run, and `idemsim run FILE` exits 0: it reproduces what the file states, breaks included."""
+        found = idemsim_shell("idemsim explore same-tx --save cx.toml", tmp_path)
+        assert found.returncode == 1, found.stderr
+        assert words(reproduce_line(found.stdout)) == shlex.split(SAME_TX_REPRODUCE)
+        again = idemsim_shell(reproduce_line(found.stdout), tmp_path)
+        assert again.returncode == 1, again.stderr
+        assert broken_rows(again.stdout) == broken_rows(found.stdout) != []
+        assert " ".join(found.stdout.split("\n\n")[-1].split()) == (
+            "saved: cx.toml, a scenario that states what this counterexample shows and the properties it "
+            "breaks; `idemsim run cx.toml` replays it, exiting 0 as long as the run still shows them")
+        replay = idemsim_shell("idemsim run cx.toml", tmp_path)
+        assert replay.returncode == 0, replay.stdout
+        assert broken_rows(replay.stdout) == broken_rows(found.stdout)
+
+    def test_the_saved_file_states_every_figure_and_the_broken_properties(self, tmp_path):
+        """The saved expectation states the charges and the captures, what the client saw, the keys left in
+        progress, the replay, and the broken properties as `breaks`; its header gives both commands."""
+        path = tmp_path / "cx.toml"
+        assert explore("same-tx", "--save", str(path)).exit_code == 1
+        text = path.read_text(encoding="utf-8")
+        assert tomllib.loads(text)["expect"] == {"same-tx": {
+            "charges": 1, "captures": 2, "seen": ["timeout", "timeout", 201], "outcomes": ["ok"],
+            "keys_in_progress": 0, "replay_identical": True,
+            "breaks": ["at-most-one-capture", "exactly-one-on-success", "ledger-agrees"]}}
+        assert text.startswith(
+            "# A counterexample found by: idemsim explore same-tx --seed 1 --max-examples 200 --max-faults 5\n"
+            f"# Replay it with: idemsim run {path}\n"
+            "# (exit 0 while it reproduces what [expect.same-tx] states, breaks included)\n"
+            "# Or, with no file: " + SAME_TX_REPRODUCE + "\n\n")
+
+    def test_a_keyless_counterexample_sets_the_operation_and_the_client(self, tmp_path):
+        """naive's line replaces the story's keyed operation and client; run as printed, it prints what explore
+        printed of the run."""
+        found = explore("naive")
+        command = reproduce_line(found.stdout)
+        assert words(command) == [
+            "idemsim", "run", "lost-response", "--design", "naive", "--seed", "1", "--set", "name=explore-naive",
+            "--set", 'faults=[{op = 1, attempt = 1, kind = "lose", message = "response"}]',
+            "--set", 'operations=[{at = 0.0, method = "POST", path = "/charges", body = {amount = 1000}, '
+                     'client = "client"}]',
+            "--set", "client.retry_window=60.0", "--set", "client.key_strategy=none",
+            "--set", "variants={}", "--set", "expect={}"]
+        again = runner.invoke(app, words(command)[1:])
+        assert again.exit_code == 1
+        assert again.stdout in found.stdout and broken_rows(again.stdout) != []
+
+    def test_the_exhaustive_mode_with_a_processor_setting_saves_and_reproduces_it(self, tmp_path):
+        """`--set processor.key_ttl=5` reaches the reproduce line and the saved file's [processor] table (the
+        replay of a file without it would differ), and both give the counterexample again."""
+        path = tmp_path / "cx.toml"
+        doc = as_json(explore("recovery-points", "--exhaustive", "--max-faults", "1", "--set", "processor.key_ttl=5",
+                              "--save", str(path), "--format", "json"))
+        cx = doc["counterexample"]
+        assert cx["reproduce"] == (
+            "idemsim run lost-response --design recovery-points --seed 1 --set name=explore-recovery-points --set "
+            "'faults=[{op = 1, attempt = 1, kind = \"lose\", message = \"processor_response\"}]' --set "
+            "client.retry_window=60.0 --set processor.key_ttl=5.0 --set 'variants={}' --set 'expect={}'")
+        assert tomllib.loads(path.read_text(encoding="utf-8"))["processor"] == {"latency": 0.0, "key_ttl": 5.0}
+        again = runner.invoke(app, shlex.split(cx["reproduce"])[1:] + ["--format", "json"])
+        assert again.exit_code == 1
+        assert json.loads(again.stdout)["trace"] == cx["trace"]
+
+    def test_a_longer_max_time_reaches_the_command_and_the_saved_file(self, tmp_path):
+        """With --max-time 1e8 and a retention of 5e7 s, explore saves the file (no traceback) and prints a
+        command that carries --max-time, which runs and exits 1."""
+        path = tmp_path / "cx.toml"
+        doc = as_json(explore("same-tx", "--exhaustive", "--max-faults", "1", "--max-time", "1e8",
+                              "--set", "api.ttl=5e7", "--save", str(path), "--format", "json"))
+        command = words(doc["counterexample"]["reproduce"])
+        assert command[-2:] == ["--max-time", "100000000.0"] and "api.ttl=50000000.0" in command
+        assert runner.invoke(app, command[1:]).exit_code == 1
+        assert runner.invoke(app, ["run", str(path), "--max-time", "1e8"]).exit_code == 0
+
+
+class TestReproduceCommand:
+    """`explore.reproduce_sets` and `toml_inline`: the --sets that make the shipped story the counterexample's run."""
+
+    def test_only_the_faults_and_what_differs_are_set(self):
+        """The faults always; of the configuration only the fields that differ from lost-response's."""
+        from idemsim.model.faults import Crash
+        from idemsim.runners import explore as ex
+
+        scenario = ex.base_scenario("committed-first", ["network.response.latency.seconds=0.3"]).model_copy(
+            update={"faults": [Crash(attempt=2, point="after_key", restart_after=1.0)]})
+        assert ex.reproduce_sets(scenario) == [
+            "name=explore-committed-first",
+            'faults=[{op = 1, attempt = 2, kind = "crash", point = "after_key", restart_after = 1.0}]',
+            "client.retry_window=60.0", "network.response.latency.seconds=0.3", "api.lease=10.0",
+            "variants={}", "expect={}"]
+
+    def test_toml_inline_writes_one_line_that_toml_reads_back(self):
+        """Nested tables and arrays, quotes, non-ASCII and a DEL character: one line, read back the same."""
+        from idemsim.runners.explore import toml_inline
+
+        value = [{"a b": 'say "hi"\x7f', "n": 1, "x": 0.5, "ok": True, "none": None, "t": {"k": ["é", 2]}}]
+        line = toml_inline(value)
+        assert "\n" not in line
+        assert tomllib.loads(f"v = {line}")["v"] == [{"a b": 'say "hi"\x7f', "n": 1, "x": 0.5, "ok": True,
+                                                      "t": {"k": ["é", 2]}}]
 
 
 @pytest.mark.slow

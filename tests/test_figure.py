@@ -58,7 +58,7 @@ class TestWhatTheFigureShows:
         """The SVG of lost-response holds the 201s, the lost marker's word and every lane's name."""
         svg = svg_of(figure.run_figure(story_run("lost-response", None)), tmp_path)
         for label in ("201", "201 replayed", "lost", "client", "API #1", "API #2", "DB", "processor",
-                      "charge ch_1", "capture cap_1", "unknown (timeout)", "all 7 properties hold"):
+                      "charge ch_1", "capture cap_1", "unknown (timeout)", "design: holds — all 9 properties hold"):
             assert label in svg, label
 
     def test_same_tx_wait_labels_the_wait_with_its_length(self, tmp_path):
@@ -70,12 +70,23 @@ class TestWhatTheFigureShows:
         texts = [s for s, _ in text_boxes(figure.run_figure(story_run("lost-response", "gateway-504")))]
         assert "lost-response/gateway-504 — design same-tx — seed 1" in texts
 
-    def test_the_verdict_names_the_broken_properties(self):
-        """Under naive, lost-response's verdict says which properties broke and what the client saw."""
+    def test_the_verdict_says_what_went_wrong_and_the_storys_check(self):
+        """Under naive, lost-response's verdict says what the client saw, what went wrong (a problem an item, so
+        that a line breaks between them) and the story's check."""
         texts = [s for s, _ in text_boxes(figure.run_figure(story_run("lost-response", None, "naive")))]
-        assert "charges recorded 2" in texts
-        assert "client saw timeout, 201 → ok 201" in texts
-        assert any(s.startswith("broken: one charge row at most") for s in texts)
+        title = texts.index("lost-response — design naive — seed 1")
+        assert texts[title + 1:texts.index("request")] == [
+            "charges recorded 2", "money captured 2", "client saw timeout, 201 → ok 201",
+            "design: broken — 2 charge rows for one purchase;", "the card captured 2 times for one purchase",
+            "story: reproduces the article"]
+
+    def test_a_design_that_holds_says_so_in_one_item(self):
+        """Under same-tx, lost-response's verdict is one item: every property holds; then the story's check."""
+        texts = [s for s, _ in text_boxes(figure.run_figure(story_run("lost-response", None)))]
+        title = texts.index("lost-response — design same-tx — seed 1")
+        assert texts[title + 1:texts.index("request")] == [
+            "charges recorded 1", "money captured 1", "client saw timeout, 201 → ok 201",
+            "design: holds — all 9 properties hold", "story: reproduces the article"]
 
     def test_a_crash_is_marked_and_the_api_restarts(self):
         """crash-after-processor marks the crash, the restart and both captures."""
@@ -89,6 +100,55 @@ class TestWhatTheFigureShows:
         assert fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
         texts = [s for s, _ in text_boxes(fig)]
         assert "naive" in texts and "same-tx" in texts
+
+
+GREENS = {figure.GREEN.lower(), figure.OUTCOME_TEXT["ok"].lower(), "#005f46"}
+"""The greens a figure draws with: the client's ok (marker, attempt, label), the restart, a completer's finish."""
+
+
+def colours(fig) -> set[str]:
+    """Every colour a drawn figure uses, as lower-case hex: texts, lines, markers, patches and the legend's
+    handles."""
+    from matplotlib.colors import to_hex
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    artists = fig.findobj() + [h for legend in fig.legends for h in legend.legend_handles]
+    out = set()
+    for a in artists:
+        if isinstance(a, Text) and a.get_visible() and a.get_text():
+            out.add(to_hex(a.get_color()))
+        elif isinstance(a, Line2D):
+            out |= {to_hex(a.get_color()), to_hex(a.get_markerfacecolor())}
+        elif isinstance(a, Patch):
+            out |= {to_hex(a.get_facecolor()), to_hex(a.get_edgecolor())}
+    return out
+
+
+class TestGreenOnlyWhenTheDesignHolds:
+    def test_a_run_whose_design_broke_a_property_has_nothing_green(self):
+        """lost-response under naive (a double charge): the client's ok, its attempt and the verdict are drawn
+        without green."""
+        assert colours(figure.run_figure(story_run("lost-response", None, "naive"))) & GREENS == set()
+
+    def test_nor_has_a_restart_on_a_broken_run(self):
+        """crash-in-progress under split-tx (a stuck key, a misled client): the restart and the ok are neutral."""
+        assert colours(figure.run_figure(story_run("crash-in-progress", None, "split-tx"))) & GREENS == set()
+
+    def test_a_run_whose_design_holds_draws_its_ok_and_verdict_green(self):
+        """lost-response under same-tx: the ok marker and the design's verdict are green."""
+        assert {figure.GREEN.lower(), figure.OUTCOME_TEXT["ok"].lower()} <= \
+            colours(figure.run_figure(story_run("lost-response", None)))
+
+    def test_a_comparison_with_a_broken_design_has_a_neutral_ok_in_its_legend(self):
+        """In a comparison, each panel is coloured by its own verdict; the legend's ok is green only when every
+        design drawn holds."""
+        fig = figure.comparison_figure([story_run("lost-response", None, d) for d in ("naive", "same-tx")])
+        legend = fig.legends[0]
+        ok = [h for h, label in zip(legend.legend_handles, legend.texts) if label.get_text() == "ok"]
+        assert [h.get_markerfacecolor() for h in ok] == [figure.NEUTRAL]
 
 
 class TestChargeMarks:

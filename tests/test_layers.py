@@ -10,6 +10,7 @@ idemsim/ is laid out as its architecture, one folder a floor, from the bottom:
     views/     a finished run drawn one way (text, figure, Mermaid, HTML); they never run anything
     runners/   what runs the model: simulation, compare, sweep, explore
     proof/     the DB model held against a real PostgreSQL (schedules, the runner, the agreement rule)
+    course/    the checks of the course's exercises (idemsim.course.check), judged on runs
     idemsim/__init__.py  the public face: what a notebook imports
     cli/       the command line, on top (and ``python -m idemsim.bench`` beside it)
 
@@ -26,7 +27,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "idemsim"
-FLOORS = ["base", "kernel", "model", "scenario", "judge", "views", "runners", "proof", "", "cli"]
+FLOORS = ["base", "kernel", "model", "scenario", "judge", "views", "runners", "proof", "course", "", "cli"]
 """The floors, from the bottom up; ``""`` is the public face, ``idemsim/__init__.py``."""
 TOP = {"idemsim.bench"}
 """Above every floor: ``python -m idemsim.bench``."""

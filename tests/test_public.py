@@ -22,7 +22,7 @@ import pytest
 import idemsim
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC_SUBMODULES = ("idemsim.proof",)
+PUBLIC_SUBMODULES = ("idemsim.proof", "idemsim.course")
 """The public submodules of idemsim: docs/python.md lists the same under "Public submodules"."""
 PYTHON_MD = ROOT / "docs" / "python.md"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")) \

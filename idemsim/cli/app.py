@@ -1,7 +1,9 @@
 """The ``idemsim`` command line.
 
-Exit codes (after Click): 0 every expectation held (or none was stated), 1 an expectation failed or a
-scripted fault never happened, 2 bad input or usage. Bad input is reported as one line, ``error: ...``,
+Exit codes (after Click): 0 every expectation held (for ``run``: the story reproduces what its file states, its
+declared ``breaks`` included, or the file states nothing for the design and no property broke), 1 an expectation
+failed, a scripted fault never happened or (``run``) a property broke that the file does not declare, 2 bad input
+or usage (`idemsim.judge.summary.exit_code`). Bad input is reported as one line, ``error: ...``,
 naming the file, the field and what is allowed; never a traceback. Bad usage (an unknown option, a missing
 argument, a bad value) is one line too (`idemsim.cli.common`). Both are said in the command's language
 (``--lang``, ``IDEMSIM_LANG``).
@@ -45,7 +47,8 @@ app = OneLineTyper(
     no_args_is_help=True,
     rich_markup_mode=None,
     help="Watch a lost response, a retry and an idempotency key, in a simulation.\n\n"
-         "Exit codes: 0 expectations held, 1 an expectation failed, 2 bad input.",
+         "Exit codes: 0 the run shows what its scenario states, 1 it does not (or a property broke that the "
+         "scenario does not declare), 2 bad input.",
 )
 
 
@@ -183,7 +186,7 @@ def run(
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Run a scenario and check what it must show."""
-    from ..judge.summary import VERDICT_EXIT
+    from ..judge.summary import exit_code
     from ..runners.simulation import FORMAT_VERSION, simulate
     from ..scenario.schema import load, runs
     from ..scenario.schema import variant as pick
@@ -198,7 +201,7 @@ def run(
 
             summaries = json_stream.write(stories, design, seed, FORMAT_VERSION, _json_escape)
             if summaries is not None:
-                raise typer.Exit(max(VERDICT_EXIT[s.verdict] for s in summaries))
+                raise typer.Exit(max(exit_code(s) for s in summaries))
         results = [simulate(s, design, seed) for s in stories]
     if format is RunFormat.json:
         main, *others = results
@@ -214,7 +217,7 @@ def run(
         console = _console()
         for r in results:
             print_run(console, r, set_, scenario, brief=brief, full=full, lang=language)
-    raise typer.Exit(max(VERDICT_EXIT[r.summary.verdict] for r in results))
+    raise typer.Exit(max(exit_code(r.summary) for r in results))
 
 
 @app.command()
@@ -281,7 +284,7 @@ def explore(
     format: Format = typer.Option(Format.text, "--format", help="text: verdict and timeline; json: verdict, "
                                                                "counts and the counterexample's trace."),
     property_: List[str] = typer.Option([], "--property", help="Judge only this property (repeatable; default: "
-                                                               "all seven). E.g. at-most-one-charge: the "
+                                                               "all nine). E.g. at-most-one-charge: the "
                                                                "database's promise alone."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="--exhaustive: processes on this "
                                                                          "machine (default: 1)."),
@@ -299,8 +302,8 @@ def explore(
     answer between the capture and the COMMIT (two captures, one row); --set api.processor_key=request-key
     stops the double capture but leaves an orphan when nobody retries; recovery-points, with its completer,
     survives every schedule. --property at-most-one-charge judges the database's promise alone. See
-    docs/explore.md. Exit codes: 1 a counterexample was found (printed, and saved with --save), 0 none was,
-    2 bad input.
+    docs/explore.md. Exit codes: 1 a counterexample was found (printed with the `idemsim run` command that
+    shows it again, which exits 1 too, and saved with --save), 0 none was, 2 bad input.
     """
     from ..runners import explore as ex
     from ..runners.simulation import FORMAT_VERSION
@@ -346,10 +349,10 @@ def explore(
             from ..views.terminal import print_run
 
             console.print()
-            print_run(console, cx.run, None, cx.saved, lang=language)
+            print_run(console, cx.run, lang=language, command=cx.reproduce_command())
             if cx.saved:
-                console.print(safe(text("ex.saved", language, path=cx.saved)), markup=False)
-                console.print(safe(text("ex.replay", language, command=cx.replay_command())), markup=False)
+                console.print(safe(text("ex.saved", language, path=cx.saved, command=cx.replay_command())),
+                              markup=False)
             else:
                 console.print(text("ex.not_saved", language, path=ex.default_path(design, seed)), markup=False)
     raise typer.Exit(1 if result.counterexample is not None else 0)

@@ -29,15 +29,27 @@ The properties, each with its name in `PROPERTIES`:
   the writer whose ``complete_key`` committed first);
 - ``no-stuck-key``: no key record is left ``in_progress`` once all work and recovery have ended;
 - ``client-view``: the client is never wrong: ``ok`` only if its operation was charged and captured, ``fail``
-  only if neither happened.
+  only if neither happened;
+- ``customer-can-find-out``: an operation whose every copy ended ``info`` and whose card was captured has, at the
+  end, a key record holding a final answer (one the client reads ``ok`` or ``fail``) that a retry with one of its
+  keys would be given: otherwise the customer paid and has no way to learn it (the article's give-up branch);
+- ``no-lost-update``: the final state (the balance, the items) is what applying each logical operation that took
+  effect once, in the order of its first attempt, gives (`intended_state`): a write repeated after another
+  writer's, or a difference applied twice, breaks it (the article's delta-vs-absolute).
+
+The last two judge what the article judges beyond the ledgers: whether the customer can still learn what
+happened, and whether the other examples' state is what each request meant.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from array import array
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
+from ..base.http import classify
 from ..base.i18n import text
 from ..scenario.schema import shapes
 from .tally import CommittedCharges
@@ -473,6 +485,107 @@ def client_view(run) -> list[Violation]:
     return out
 
 
+def customer_can_find_out(run) -> list[Violation]:
+    """An operation whose every copy ended ``info`` and whose card was captured has, at the end, a key record
+    holding a final answer (a stored response the client reads ``ok`` or ``fail``) under one of the keys its
+    attempts carried: the answer a retry with that key would be given. Otherwise the customer paid and cannot
+    find out (the give-up branch of the article's flowchart; no key at all, or a key left in progress, deleted
+    or holding an answer that says nothing, is the same)."""
+    captured = _captured(run)
+    caps_of = captured.sizes
+    not_charging = _not_charging(run)
+    unknowing: dict[int, list] = {}
+    knowing: set[int] = set()
+    for r in run.operations:
+        logical = r.logical
+        if logical in not_charging or not caps_of[logical]:
+            continue
+        if r.outcome != "info":
+            knowing.add(logical)
+        else:
+            unknowing.setdefault(logical, []).append(r)
+    out = []
+    answering = None
+    for op in sorted(unknowing.keys() - knowing):
+        if answering is None:
+            answering = _keys_with_a_final_answer(run)
+        if any(key in answering for r in unknowing[op] for key in r.keys if key is not None):
+            continue
+        out.append(_violation("customer-can-find-out", "viol.cannot_find_out", op=op,
+                              ids=_capture_ids(captured.get(op))))
+    return out
+
+
+def _keys_with_a_final_answer(run) -> set[str]:
+    """The keys whose committed record is ``done`` with a stored response the client would read as ``ok`` or
+    ``fail`` (`idemsim.base.http.classify`): what a retry with the key is answered, once and for all."""
+    return {row["key"] for row in run.tables["idempotency_keys"]
+            if row.get("status") == "done" and isinstance(row.get("response"), dict)
+            and classify(row["response"].get("status"), "POST") != "info"}
+
+
+def no_lost_update(run) -> list[Violation]:
+    """The final balance and items are what applying each logical operation that took effect once, in the order
+    of its first attempt, gives (`intended_state`): a difference applied twice, or a copy of an old write landing
+    after another writer's, breaks it."""
+    if not _not_charging(run):
+        return []  # only charges: no state of the article's other examples to judge
+    intended = intended_state(run)
+    out = []
+    if run.state["balance"] != intended["balance"]:
+        out.append(_violation("no-lost-update", "viol.state_balance", got=run.state["balance"],
+                              expected=intended["balance"]))
+    if run.state["items"] != intended["items"]:
+        out.append(_violation("no-lost-update", "viol.state_items", got=run.state["items"],
+                              expected=intended["items"]))
+    return out
+
+
+def intended_state(run) -> dict[str, Any]:
+    """The state (``balance``, ``items``) that each logical operation that took effect gives, applied once, in the
+    order of its first attempt (its earliest copy's start; ties by number), from the API's starting state.
+
+    An operation took effect when one of its requests was served by a handler that did not die
+    (`Tally.died`): the client's ``info`` or ``fail`` for an operation that never reached the API takes nothing
+    away, as a linearizability checker would read it. Each method's intended effect is RFC 9110's, on the
+    routes of `idemsim.model.api.Api`: ``PUT /balance`` sets it, ``POST /balance/decrement`` subtracts,
+    ``PUT /items/ID`` sets the item, ``DELETE /items/ID`` removes it; the others change nothing."""
+    config = run.scenario.api
+    state = {"balance": config.balance, "items": dict(config.items)}
+    not_charging = _not_charging(run)
+    if not not_charging:
+        return state
+    first: dict[int, tuple[float, int]] = {}
+    for r in run.operations:
+        if r.logical in not_charging:
+            started = (r.started if r.started is not None else math.inf, r.op)
+            if r.logical not in first or started < first[r.logical]:
+                first[r.logical] = started
+    tally, logical = run.tally, _logical(run)
+    died = set(tally.died)
+    took_effect = {logical(tally.op_of_request(request)) for request in tally.handler_requests
+                   if request is not None and request not in died}
+    operations = run.scenario.operations
+    for op in sorted(first, key=first.__getitem__):
+        if op in took_effect:
+            _apply(operations[op - 1], state)
+    return state
+
+
+def _apply(operation, state: dict[str, Any]) -> None:
+    """One operation's intended effect on ``state`` (as `idemsim.model.api.Api` serves it, once)."""
+    method, path, body = operation.method, operation.path, operation.body or {}
+    if path == "/balance" and method == "PUT":
+        state["balance"] = body["value"]
+    elif path == "/balance/decrement" and method == "POST":
+        state["balance"] -= body["amount"]
+    elif (item := re.fullmatch(r"/items/([^/]+)", path)) is not None:
+        if method == "PUT":
+            state["items"][item[1]] = body
+        elif method == "DELETE":
+            state["items"].pop(item[1], None)
+
+
 PROPERTIES: dict[str, Callable[[Any], list[Violation]]] = {
     "at-most-one-charge": at_most_one_charge,
     "at-most-one-capture": at_most_one_capture,
@@ -481,6 +594,8 @@ PROPERTIES: dict[str, Callable[[Any], list[Violation]]] = {
     "replay-identical": replay_identical,
     "no-stuck-key": no_stuck_key,
     "client-view": client_view,
+    "customer-can-find-out": customer_can_find_out,
+    "no-lost-update": no_lost_update,
 }
 """Every property, by name, in the order reports list them."""
 
@@ -492,6 +607,8 @@ PLAIN_NAMES: dict[str, str] = {
     "replay-identical": "replays identical",
     "no-stuck-key": "no stuck key",
     "client-view": "client never wrong",
+    "customer-can-find-out": "customer can find out",
+    "no-lost-update": "state as if each write ran once",
 }
 """Each property in a few words, for the text views."""
 

@@ -20,7 +20,7 @@ The nested values stay plain JSON data (lists and dicts), as the JSON prints the
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -78,6 +78,20 @@ class Summary(Mapping):
     """``held``, ``failed``, ``vacuous`` or ``no expectation`` (`idemsim.judge.summary`)."""
     failures: list[str]
     """Why an expectation failed (expected vs got) or why the run is vacuous; empty otherwise."""
+    design_verdict: str
+    """The design's verdict, judged on the ledgers: ``holds`` when every property holds, ``broken`` otherwise."""
+    story_check: str
+    """Whether the run shows what the scenario file says the article shows: ``reproduces``, ``differs``,
+    ``vacuous`` or ``no expectation`` (`idemsim.judge.summary.story_check`)."""
+    story_says: str
+    """The story's check in a short English sentence (``reproduces the article: 2 charges``); views say it in
+    their language from the catalogue, not from this field."""
+    expected_breaks: list[str] | None
+    """The properties the scenario file declares this design breaks, in report order ([]: correct); None when the
+    file states no expectation, or no ``breaks``, for the design."""
+    stuck: list[str] = field(default_factory=list)
+    """What was still open when the run ended (a key left in progress, an unanswered lookup), each a short English
+    sentence; empty when nothing was."""
 
     @classmethod
     def from_dict(cls, summary: Mapping[str, Any]) -> Summary:

@@ -1,9 +1,10 @@
 """The tally: what the checks of a run need, gathered from its events as they happen.
 
 A `Tally` takes every event of a run once, in trace order, and keeps only the facts the summary and the
-properties read: which handler served which request, which writes of the API's connections committed, what
-each handler answered, what was replayed, the longest wait on the index, the attempts per second (what the
-payment processor captured is the run's own ledger, `idemsim.runners.simulation.Run.ledger`, not kept twice). Nothing
+properties read: which handler served which request (and which died before it answered), which writes of the
+API's connections committed, what each handler answered, what was replayed, the longest wait on the index, the
+attempts per second (what the payment processor captured is the run's own ledger,
+`idemsim.runners.simulation.Run.ledger`, not kept twice). Nothing
 here re-scans the trace, so a run may keep no trace at all and still be judged the same way: with a trace, the
 simulation gives it each recorded `idemsim.model.trace.Event` (`observe`); without one, it gives it the same facts
 directly, with no event made at all: the commonest events' (`arrived`, `attempt_sent`, `attempt_ended`,
@@ -133,6 +134,9 @@ class Tally:
     """Per outcome, the attempts sent in each `WINDOW` from t=0 that ended so."""
     balance_changed: bool = False
     """Whether any request changed the balance (``state.change`` of ``balance``)."""
+    died: list[str] = field(default_factory=list)
+    """The requests whose handler died before it answered (``api.died``: a crash's, rare), in order: with
+    `handler_requests`, which operations the API served (`idemsim.judge.properties.intended_state`)."""
     _waiting: set = field(default_factory=set)
     _sent: dict = field(default_factory=dict)
     _blocks: dict[str, list] = field(default_factory=dict)
@@ -230,6 +234,9 @@ class Tally:
 
     def _completer_finish(self, t: float, actor: str, d: dict) -> None:
         self._answered(actor, d["key"], d["status"], d["body"])
+
+    def _died(self, t: float, actor: str, d: dict) -> None:
+        self.died.append(d["request"])
 
     def _state_change(self, t: float, actor: str, d: dict) -> None:
         if d["resource"] == "balance":
@@ -379,6 +386,7 @@ _TAKES = {
     "response.dropped": Tally._response,
     "completer.finish": Tally._completer_finish,
     "state.change": Tally._state_change,
+    "api.died": Tally._died,
 }
 """Event kind -> the `Tally` method that takes it into account (a table of the class, so that a tally holds no
 reference to itself and is freed as soon as its run is)."""

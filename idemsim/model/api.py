@@ -17,7 +17,8 @@ Background work, on connections of its own: with a ``ttl`` (a design that ``stor
 a reaper deletes every expired key record, ``in_progress`` ones included, every ``reap_every`` seconds; with a
 ``lease`` (a design with ``lease_recovery``: committed-first) a recovery step deletes, every ``lease / 2``
 seconds, ``in_progress`` records older than the lease, whether or not a handler is still working on them.
-Neither keeps a run going by itself (`idemsim.runners.simulation` decides when a run ends).
+None of them keeps a run going by itself: `idemsim.runners.simulation` decides when a run ends, from
+`Api.recovery_horizon` and `Api.open_keys`, and reports what `Api.left_open` lists.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..base.errors import InputError, Message
 from ..base.fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds, invalid
 from ..base.http import Request, Response, fingerprint
 from ..kernel.waits import Task
+from .calls import Call, Calls
 from .designs import DESIGNS, completer_period, missing_key, recovery_lease
 from .faults import FaultPlan
 from .network import Latency
@@ -95,6 +97,9 @@ class ApiConfig(InputModel):
 
 MAX_STATEMENTS = 10_000
 """Statements one handler may send: far more than any design needs, far fewer than a loop would."""
+
+MAX_OPEN_KEYS = 5
+"""Key records left in progress that `Api.left_open` names one by one (a load may leave thousands)."""
 
 
 class ApiCrashed(Exception):
@@ -208,6 +213,25 @@ class Handler:
             raise ApiCrashed("process died")
 
 
+class WatchedHandler(Handler):
+    """The handler of a user's design: each statement, capture and work it hands out is a `Call` that remembers
+    the design's line, so that one the design never ran (a forgotten ``yield from``) is reported
+    (`Api._custom`)."""
+
+    def __init__(self, api: "Api", request: Request, name: str) -> None:
+        super().__init__(api, request, name)
+        self.calls = Calls()
+
+    def sql(self, op: str, **fields: Any) -> Call:
+        return self.calls.asked(super().sql(op, **fields), "h", "sql", op)
+
+    def capture(self, amount: Any, key: str | None = None) -> Call:
+        return self.calls.asked(super().capture(amount, key), "h", "capture", amount)
+
+    def work(self, seconds: float, what: str = "work") -> Call:
+        return self.calls.asked(super().work(seconds, what), "h", "work", seconds)
+
+
 class Worker:
     """A background process beside the API (the completer): a connection of its own, no request, no crash
     point; it survives the API's crashes. It offers the statements and processor calls a design's phases use."""
@@ -238,6 +262,21 @@ class Worker:
                               reason=f"abandoned at {point}")
 
 
+class WatchedWorker(Worker):
+    """The worker of a user's design's completer: its statements and lookups are `Call` objects, as a
+    `WatchedHandler`'s are."""
+
+    def __init__(self, api: "Api", name: str) -> None:
+        super().__init__(api, name)
+        self.calls = Calls()
+
+    def sql(self, op: str, **fields: Any) -> Call:
+        return self.calls.asked(super().sql(op, **fields), "w", "sql", op)
+
+    def lookup(self, key: str) -> Call:
+        return self.calls.asked(super().lookup(key), "w", "lookup", key)
+
+
 class Api:
     """The API process. ``receive`` is called by the network when a request arrives."""
 
@@ -252,6 +291,8 @@ class Api:
         self.design_spec = DESIGNS[design]
         """The `idemsim.model.designs.Design` this API is built to."""
         self.handle_charge = self.design_spec.handler
+        self.handler_type = WatchedHandler if self.design_spec.custom else Handler
+        """A user's design gets handlers that name a statement it never ran."""
         self.config = config
         self.plan = plan
         self.trace = trace
@@ -315,7 +356,7 @@ class Api:
             if slot is None:
                 self.in_flight -= 1
                 return
-        handler = Handler(self, request, name)
+        handler = self.handler_type(self, request, name)
         self.handlers[name] = handler
         try:
             response = yield from self._route(handler)
@@ -359,24 +400,53 @@ class Api:
                           status=503)
         respond(Response(503, {"error": "service unavailable"}), "gateway")
 
-    def _custom(self, spec, work, who: str, handler):
-        """Run a user's design code (a handler, a completer): whatever it raises becomes one clear line naming
-        the design, the request, the last statement and the simulated time, not a traceback from the model."""
+    def _custom(self, spec, party: WatchedHandler | WatchedWorker, code: Callable, *args: Any):
+        """Run a user's design code, ``code(*args)`` (a handler, a completer) for ``party``: whatever it raises
+        or yields that is not an event, and a statement, capture or work it called and never ran (a forgotten
+        ``yield from``, named first: the likelier cause of what it raised after), becomes one clear line naming
+        the design, the request or the line and the simulated time, not a traceback from the model."""
 
-        if not inspect.isgenerator(work):
-            return work  # a plain function that answers without waiting
+        where = Message("err.design.request", request=party.request.id) if isinstance(party, Handler) \
+            else party.name
         try:
-            return (yield from work)
+            work = code(*args)
+            result = (yield from self._stepped(spec, where, work)) if inspect.isgenerator(work) else work
         except (ApiCrashed, DesignError):
             raise
         except Exception as error:  # the user's code failed: report it as their input, exit 2
-            where = Message("err.design.request", request=handler.request.id) if handler is not None else who
-            last = getattr(handler, "last_statement", None)
+            _never_ran(spec, party)
+            last = getattr(party, "last_statement", None)
             said = dict(design=repr(spec.name), where=where, t=self.env.now, error_type=type(error).__name__,
                         error=_shorten(str(error)))
             if last:
                 raise DesignError("err.design.failed_at", statement=repr(last), **said) from None
             raise DesignError("err.design.failed", **said) from None
+        _never_ran(spec, party)
+        party.calls.clear()
+        return result
+
+    def _stepped(self, spec, where, work):
+        """``yield from work``, each thing it yields checked: a SimPy event goes on to the process; anything else
+        (``yield h.sql(...)`` for ``yield from``, a value) is the design's error, not SimPy's traceback."""
+        sent = thrown = None
+        while True:
+            try:
+                event = work.send(sent) if thrown is None else work.throw(thrown)
+            except StopIteration as end:
+                return end.value
+            if isinstance(event, Call):  # ``yield`` of a call starts nothing: the call never ran
+                raise _not_run(spec, event)
+            if not isinstance(event, simpy.Event):
+                raise DesignError("err.design.yielded", design=repr(spec.name), where=where,
+                                  value=_shorten(repr(event)), t=self.env.now)
+            sent = thrown = None
+            try:
+                sent = yield event
+            except GeneratorExit:
+                work.close()
+                raise
+            except BaseException as error:  # the event failed: the design's code gets the error, as yield from
+                thrown = error
 
     def _gateway(self, request: Request, respond, answered: dict):
         yield self.env.timeout(self.config.gateway_timeout)
@@ -398,7 +468,7 @@ class Api:
             if spec.keyed and r.key is None:
 
                 return (yield from missing_key(h))
-            response = yield from self._custom(spec, self.handle_charge(h), h.name, h)
+            response = yield from self._custom(spec, h, self.handle_charge, h)
             if not isinstance(response, Response):
                 raise DesignError("err.design.returned", design=repr(spec.name), request=r.id,
                                   value=_shorten(repr(response)), t=self.env.now)
@@ -456,7 +526,8 @@ class Api:
     def recovery_horizon(self) -> float | None:
         """Seconds a finished run should go on so that background recovery can act on what was abandoned,
         or None when nothing waits for it: with lease recovery, an ``in_progress`` record is older than the
-        lease within a lease, and the recovery step finds it within half a lease more."""
+        lease within a lease, and the recovery step finds it within half a lease more; with a completer, a claim
+        has run out within a lease, and a whole round of the completer has begun within two periods more."""
         if not ("recovery" in self.daemons or "completer" in self.daemons) or not self.db.any_in_progress():
             return None
         if "recovery" in self.daemons:
@@ -464,6 +535,31 @@ class Api:
         if "completer" in self.daemons:
             return recovery_lease(self.config) + 2 * completer_period(self.config)
         return None
+
+    def open_keys(self) -> list[tuple[str, Any]]:
+        """The committed key records left ``in_progress``, each as (key, recovery point), by key: what background
+        recovery can still change. A round of recovery that leaves it as it was has changed nothing (a claim
+        taken and given back is no change)."""
+        return [(row["key"], row["recovery_point"]) for row in self.db.committed_keys()
+                if row["status"] == "in_progress"]
+
+    def left_open(self) -> list[Message]:
+        """What is still open when the run ends, as messages of the catalogue: each key record left
+        ``in_progress`` (by key; at its recovery point under a design with a completer; past `MAX_OPEN_KEYS`,
+        one message counts the rest), then each processor lookup a background process sent whose answer has not
+        come back, in the order sent (the run abandons it). Empty when nothing is open."""
+        said: list[Message] = []
+        if self.db.any_in_progress():
+            keys = self.open_keys()
+            with_point = self.design_spec.completer is not None
+            for key, point in keys[:MAX_OPEN_KEYS]:
+                said.append(Message("stuck.key_at", key=key, point=point) if with_point
+                            else Message("stuck.key", key=key))
+            if len(keys) > MAX_OPEN_KEYS:
+                said.append(Message("stuck.more_keys", n=len(keys) - MAX_OPEN_KEYS))
+        for call, sent in self.processor.background.items():
+            said.append(Message("stuck.lookup", key=call.key, t=round(sent, 6)))
+        return said
 
     def crash(self, name: str, point: str, restart_after: float) -> None:
         """The process dies now and no handler answers. Idle connections drop at this instant (PostgreSQL
@@ -505,13 +601,13 @@ class Api:
         """Every period, run the design's completer on each key it calls abandoned (recovery-points: in
         progress, its claim older than the lease)."""
         spec = self.design_spec
-        worker = Worker(self, "completer")
+        worker = (WatchedWorker if spec.custom else Worker)(self, "completer")
         every = completer_period(self.config)
         while True:
             yield self.env.timeout(every)
             for row in self.db.committed_keys():
                 if spec.abandoned(row, self.env.now, self.config):
-                    yield from self._custom(spec, spec.completer(worker, row["key"]), "completer", None) \
+                    yield from self._custom(spec, worker, spec.completer, worker, row["key"]) \
                         if spec.custom else spec.completer(worker, row["key"])
 
     def _recovery(self):
@@ -524,6 +620,19 @@ class Api:
                 if row["status"] == "in_progress" and row["created_at"] < self.env.now - lease:
                     yield from conn.execute("delete_key", key=row["key"], status="in_progress",
                                             created_before=self.env.now - lease)
+
+
+def _not_run(spec, call: Call) -> DesignError:
+    """The error of a design that called ``call`` and never ran it (a forgotten ``yield from``)."""
+    return DesignError("err.design.not_run", design=repr(spec.name), call=call.call, place=call.place,
+                       what=Message(f"err.design.not_run.{call.kind}"))
+
+
+def _never_ran(spec, party: WatchedHandler | WatchedWorker) -> None:
+    """Raise `_not_run` for the first call ``party``'s design code made and never ran, if any."""
+    call = party.calls.first_unrun()
+    if call is not None:
+        raise _not_run(spec, call) from None
 
 
 def _now(statement):

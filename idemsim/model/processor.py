@@ -6,10 +6,15 @@ back. What the processor captured is in its **ledger** (`Capture` records, in ca
 undoes a capture: not a crash of the API, not a rollback of the API's transaction, not a lost answer. The
 ledger is the money the customer paid; the API's ``charges`` table is only what the API *recorded*.
 
-Downstream idempotency: a call that carries a key is captured once per key. A later call with the same key,
-within ``key_ttl`` seconds of the first, is answered at once with the first call's answer (a replay, no new
-capture); a call that arrives while the first with its key is still being processed is refused as *in use*
-(the way Stripe answers 409 ``idempotency_key_in_use``), and the API cannot tell from that whether money moved.
+Downstream idempotency: a call that carries a key is captured once per key. The processor keeps, with each key,
+the parameters of the first call with it (its amount: the one parameter a capture carries). A later call with
+the same key, within ``key_ttl`` seconds of the first, is compared with them: with other parameters it is
+*refused* and nothing is captured (the way Stripe answers 400 ``idempotency_error``: "Keys for idempotent
+requests can only be used with the same parameters they were first used with"), whether or not the first is
+finished; with the same parameters it is answered at once with the first call's answer (a replay, no new
+capture) or, while the first with its key is still being processed, refused as *in use* (the way Stripe answers
+409 ``idempotency_key_in_use``), and the API cannot tell from that whether money moved. A lookup (no amount)
+is never compared.
 
 Faults, through the run's `FaultPlan`: ``processor_error`` makes the processor decline one attempt's call
 (nothing is captured); ``lose`` with ``message = "processor_response"`` loses the answer to one attempt's
@@ -31,7 +36,7 @@ from ..base.fields import InputModel, PositiveSeconds, Seconds
 from ..kernel.waits import Deferred, FirstOf, soon, timeout
 from .faults import FaultPlan
 
-Outcome = Literal["captured", "declined", "timeout", "in_use", "not_found"]
+Outcome = Literal["captured", "declined", "refused", "timeout", "in_use", "not_found"]
 
 
 class ProcessorConfig(InputModel):
@@ -78,8 +83,10 @@ class _CaptureItem:
 @dataclass(slots=True)
 class ProcessorAnswer:
     """What the API learns from one call: ``captured`` (with the capture's id), ``declined`` (definitely
-    nothing captured), ``timeout`` (no answer in time: unknown), ``in_use`` (another call with the same key
-    is being processed: unknown) or, for a lookup, ``not_found`` (no call with this key ever reached it)."""
+    nothing captured), ``refused`` (the key was first used with other parameters: definitely nothing captured
+    for this call, Stripe's ``idempotency_error``), ``timeout`` (no answer in time: unknown), ``in_use``
+    (another call with the same key is being processed: unknown) or, for a lookup, ``not_found`` (no call with
+    this key ever reached it)."""
 
     outcome: Outcome
     capture: str | None = None
@@ -89,8 +96,9 @@ class ProcessorAnswer:
 
     @property
     def known(self) -> bool:
-        """Whether the API knows what happened to the money (``captured`` or ``declined``)."""
-        return self.outcome in ("captured", "declined", "not_found")
+        """Whether the API knows what happened to the money (``captured``, ``declined``, ``refused``, or a
+        lookup's ``not_found``)."""
+        return self.outcome in ("captured", "declined", "refused", "not_found")
 
 
 class Processor:
@@ -111,12 +119,16 @@ class Processor:
         self.ledger: list[Capture] = []
         """Every capture, in the order it happened."""
         self.in_flight = 0
-        """Calls and answers not yet delivered or lost: the run waits for them."""
+        """Calls and answers not yet delivered or lost: the run waits for them, but for the background's."""
+        self.background: dict[_Call, float] = {}
+        """The calls of a background process (the completer's lookups) among them, each with when it was sent: a
+        run that has ended abandons them (`idemsim.runners.simulation`)."""
         self.timeouts = Deferred(env)
         """The callers' timeouts: one per call, seconds long (``api.processor_timeout``), and nearly all outlived
         by their call's answer; kept out of the schedule but for the next (a load has hundreds at once)."""
-        self._keys: dict[str, tuple[float, ProcessorAnswer | None]] = {}
-        """Per key: when its first call arrived, and its answer (None while it is being processed)."""
+        self._keys: dict[str, tuple[float, Any, ProcessorAnswer | None]] = {}
+        """Per key: when its first call arrived, its parameters (the amount), and its answer (None while it is
+        being processed)."""
 
     def call(self, caller: str, request, amount: Any, key: str | None, wait: float):
         """Capture ``amount``; a SimPy generator returning the `ProcessorAnswer` the caller sees.
@@ -134,6 +146,8 @@ class Processor:
                               key=key, latency=self.config.latency)
         call = _Call(caller, request, request_id, amount, key, Event(env))
         self.in_flight += 1
+        if request is None:
+            self.background[call] = env.now
         self._start(call)
         yield FirstOf(env, call.reply, self.timeouts.timeout(wait))
         call.waiting = False
@@ -157,16 +171,19 @@ class Processor:
     def _serve(self, call: "_Call") -> None:
         """The call has reached the processor: answer from its key record, or capture."""
         env, key = self.env, call.key
-        answer = self._known(key)
+        answer = self._known(key, call.amount)
         if answer is None and call.amount is None:
             answer = ProcessorAnswer("not_found")
+        elif answer is not None and answer.outcome == "refused":
+            self.trace.record(env.now, "processor", "processor.refuse", None, request=call.request_id, key=key,
+                              amount=call.amount, first=self._keys[key][1])
         elif answer is not None:
             kind = "processor.in_use" if answer.outcome == "in_use" else "processor.replay"
             self.trace.record(env.now, "processor", kind, None, request=call.request_id, key=key,
                               capture=answer.capture)
         else:
             if key is not None:
-                self._keys[key] = (env.now, None)
+                self._keys[key] = (env.now, call.amount, None)
             seconds = self.capture_seconds if self._draw_capture is None else self._draw_capture(self.plan.rng)
             if seconds:
                 timeout(env, seconds).callbacks.append(lambda _event: self._captured(call))
@@ -178,17 +195,22 @@ class Processor:
     def _captured(self, call: "_Call") -> None:
         answer = self._capture(call.caller, call.request, call.amount, call.key)
         if call.key is not None:
-            self._keys[call.key] = (self._keys[call.key][0], answer)
+            since, amount, _ = self._keys[call.key]
+            self._keys[call.key] = (since, amount, answer)
         self._answer(call, answer)
 
-    def _known(self, key: str | None) -> ProcessorAnswer | None:
-        """The answer a call with ``key`` gets without processing: a replay, ``in_use``, or None (process it)."""
+    def _known(self, key: str | None, amount: Any) -> ProcessorAnswer | None:
+        """The answer a call with ``key`` and ``amount`` gets without processing: ``refused`` (the key's first call
+        had other parameters; a lookup, ``amount`` None, is not compared), a replay, ``in_use``, or None (process
+        it)."""
         if key is None or key not in self._keys:
             return None
-        since, answer = self._keys[key]
+        since, first, answer = self._keys[key]
         if self.env.now >= since + self.config.key_ttl:
             del self._keys[key]
             return None
+        if amount is not None and amount != first:
+            return ProcessorAnswer("refused")
         if answer is None:
             return ProcessorAnswer("in_use")
         return ProcessorAnswer(answer.outcome, answer.capture, answer.amount, replayed=True)
@@ -227,11 +249,15 @@ class Processor:
 
     def _lost(self, call: "_Call", fault: int) -> None:
         self.in_flight -= 1
+        if call.request is None:
+            del self.background[call]
         self.trace.record(self.env.now, "net", "processor.lost", None, request=call.request_id, fault=fault,
                           src="processor", dst=call.caller)
 
     def _arrived(self, call: "_Call", answer: ProcessorAnswer) -> None:
         self.in_flight -= 1
+        if call.request is None:
+            del self.background[call]
         if not call.waiting:  # the caller gave up (its timeout came first)
             self.trace.record(self.env.now, "processor", "processor.ignored", call.caller,
                               request=call.request_id)

@@ -22,6 +22,8 @@ Event kinds (``kind``) and what ``data`` holds:
 ``processor.replay``   the processor has seen the key: it answers the first call's answer, captures nothing
 ``processor.in_use``   the processor is still processing a call with the same key: it refuses this one
 ``processor.decline``  the processor declines the call (a ``processor_error`` fault): nothing captured
+``processor.refuse``   the processor has seen the key with other parameters: it refuses this call (Stripe's
+                       ``idempotency_error``), captures nothing: ``request``, ``key``, ``amount``, ``first``
 ``processor.answer``   the processor answers: ``request``, ``outcome``, ``capture``, ``replayed``, ``latency``
 ``processor.lost``     the network drops the processor's answer (``fault``)
 ``processor.timeout``  the handler stops waiting for the processor: ``after``

@@ -9,7 +9,9 @@ that expectation. So ``compare crash-in-progress`` shows committed-first with an
 ``compare key-reuse`` the fingerprint check on and off, and ``compare lost-response`` exactly the five designs.
 
 Guarantees: every row is a run that ``idemsim run`` reproduces (same story, design and seed); a row's verdict
-is that run's verdict; nothing here prints. `idemsim.views.terminal` draws the table; ``to_json`` is the JSON output,
+is that run's verdict; a row's ``waits`` and ``replayed`` give each operation (in the order of its ``clients``)
+its own waits on the index and replayed answers, so a view puts them on the client that waited or got them;
+nothing here prints. `idemsim.views.terminal` draws the table; ``to_json`` is the JSON output,
 ``{"version": 1, "rows": [...]}``, each row with at least ``design`` and ``charges``.
 """
 
@@ -106,14 +108,48 @@ def _row(run, options: dict[str, Any]) -> dict[str, Any]:
         "clients": [op["client"] for op in s.operations],
         "client_believes": s.client_believes,
         "wait_seconds": s.wait_seconds,
+        "waits": waits_by_operation(run),
         "replays": s.replays,
+        "replayed": replays_by_operation(run),
         "replay_identical": s.replay_identical,
         "keys_held": s.keys_held,
         "verdict": s.verdict,
         "meaning": meaning(s.verdict, s.violations),
         "violations": s.violations,
         "failures": s.failures,
+        "design_verdict": s.design_verdict,
+        "story_check": s.story_check,
+        "expected_breaks": s.expected_breaks,
     }
+
+
+def waits_by_operation(run) -> list[float]:
+    """The longest wait on the index of each operation's statements, in the summary's ``operations`` order (0.0
+    for one that never waited): a statement waits in the handler that serves a request, and the request is an
+    attempt of one operation (``"2.1"``: operation 2). Read from the run's trace; their largest is the summary's
+    ``wait_seconds``."""
+    operation_of: dict[str, int] = {}
+    longest: dict[int, float] = {}
+    for e in run.trace:
+        if e.kind == "request.arrive" and e.data.get("handler"):
+            operation_of[e.data["handler"]] = _operation(e.data["request"])
+        elif e.kind == "db.result" and e.data["waited"] and e.actor in operation_of:
+            op = operation_of[e.actor]
+            longest[op] = max(longest.get(op, 0.0), round(e.data["waited"], 6))
+    return [longest.get(op["op"], 0.0) for op in run.summary.operations]
+
+
+def replays_by_operation(run) -> list[int]:
+    """How many responses the API replayed from a key record to each operation, in the summary's order."""
+    replayed: dict[int, int] = {}
+    for request, *_ in run.tally.replays:
+        replayed[_operation(request)] = replayed.get(_operation(request), 0) + 1
+    return [replayed.get(op["op"], 0) for op in run.summary.operations]
+
+
+def _operation(request: str) -> int:
+    """The operation a request id belongs to: ``"2.1"`` (operation 2, attempt 1) -> 2."""
+    return int(request.partition(".")[0])
 
 
 def _value(v: Any) -> str:

@@ -15,14 +15,19 @@ user sets is never varied by the search.
 Guarantees: reproducible: the same design, overrides, seed and budget give the same examples in the same
 order and the same counterexample (Hypothesis is seeded with the seed, its example database is off, and every
 run uses ``random.Random(seed)``); a counterexample is 1-minimal (it keeps only faults that happened, and
-removing any one of them breaks no property, see `reduce`); `save` writes it atomically as a scenario file
-that ``idemsim run FILE`` replays event for event (checked by replaying it before it is reported).
+removing any one of them breaks no property, see `reduce`); it comes with an ``idemsim run`` command that needs
+no file and shows it again, exiting 1 as the exploration does (`reproduce_words`: a shipped story,
+`REPRODUCE_STORY`, with ``--set``s that make it this run, its expectations left out), and `save` writes it
+atomically as a scenario file that ``idemsim run FILE`` replays, stating what it shows and the properties it
+breaks (so that the replay exits 0 while it reproduces it); both are checked, before the counterexample is
+reported, by running them: the same trace, event for event.
 """
 
 from __future__ import annotations
 
 import atexit
 import itertools
+import json
 import os
 import shlex
 import shutil
@@ -35,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+from pydantic import BaseModel
 
 from ..base.errors import InputError, os_reason
 from ..base.i18n import text as t
@@ -116,6 +122,8 @@ class Counterexample:
     violations: list[Violation]
     saved: str | None = None
     """The scenario file it was saved to."""
+    words: list[str] = field(default_factory=list)
+    """The ``idemsim run`` command that shows it again without a file (`reproduce_words`, checked)."""
 
     @property
     def faults(self) -> list:
@@ -124,11 +132,16 @@ class Counterexample:
     def replay_command(self) -> str:
         return shlex.join(_run_words(self.saved, self.run.scenario._max_time)) if self.saved else ""
 
+    def reproduce_command(self) -> str:
+        """The command printed after ``reproduce:``, saved or not: ``idemsim run`` of `REPRODUCE_STORY` with the
+        ``--set``s that make it this run; it states no expectation, so it exits 1 as the exploration did."""
+        return shlex.join(self.words)
+
     def to_dict(self) -> dict[str, Any]:
         return {"faults": [f.model_dump(mode="json") for f in self.faults],
                 "described": [f.describe() for f in self.faults],
                 "violations": [v.to_dict() for v in self.violations],
-                "saved": self.saved, "replay": self.replay_command(),
+                "saved": self.saved, "replay": self.replay_command(), "reproduce": self.reproduce_command(),
                 "summary": self.run.summary.to_dict(), "trace": self.run.trace_json()}
 
 
@@ -163,7 +176,7 @@ def reduce(run: Run, base: Scenario, properties: tuple[str, ...] | None = None) 
     best_run, best_violations = judge(best, run.design, run.seed, properties)
     runs = 1
     if not best_violations:  # cannot happen: a fault that never fired changed nothing
-        return Counterexample(*judge(run.scenario, run.design, run.seed, properties, trace=True)), runs
+        return _found(*judge(run.scenario, run.design, run.seed, properties, trace=True)), runs
     improved = True
     while improved:
         improved = False
@@ -180,7 +193,17 @@ def reduce(run: Run, base: Scenario, properties: tuple[str, ...] | None = None) 
                 break
     if best_run.trace is None:  # the runs above keep no trace; the counterexample is shown and saved with one
         best_run = simulate(best, run.design, run.seed)
-    return Counterexample(best_run, best_violations), runs
+    return _found(best_run, best_violations), runs
+
+
+def _found(run: Run, violations: list[Violation]) -> Counterexample:
+    """The counterexample of ``run`` (traced), with its file-free command, checked to give the same trace."""
+    sets = reproduce_sets(run.scenario)
+    words = reproduce_words(run, sets)
+    again = simulate(load(REPRODUCE_STORY, sets, max_time=run.scenario._max_time), run.design, run.seed)
+    if again.trace.to_json() != run.trace.to_json():
+        raise RuntimeError(f"{shlex.join(words)}: does not give the counterexample's run")
+    return Counterexample(run, violations, words=words)
 
 
 # -- the Hypothesis search --------------------------------------------------------------------------------------
@@ -372,6 +395,97 @@ def judge_chunk(base: Scenario, design: str, seed: int, judged: tuple[str, ...],
     return len(chunk), effective, None
 
 
+# -- the command that shows it again ----------------------------------------------------------------------------
+REPRODUCE_STORY = "lost-response"
+"""The shipped story a counterexample's file-free ``idemsim run`` starts from: one charge and its retries, close to
+an exploration's defaults, so that few ``--set``s make it the counterexample's run."""
+REPRODUCE_CLEARED = ["variants={}", "expect={}"]
+"""What the command takes away from `REPRODUCE_STORY`: its variants (only this run is run) and its
+expectations (they are the story's, not the counterexample's): ``idemsim run`` judges the properties alone."""
+
+
+def reproduce_sets(scenario: Scenario) -> list[str]:
+    """The ``--set``s that make `REPRODUCE_STORY`'s main story ``scenario``'s run: its name (so that the run is
+    shown as the exploration showed it), its faults (always, whole: they are the counterexample), its operations
+    (whole) if they differ, each field of the client, network, API and processor that differs, then
+    `REPRODUCE_CLEARED`."""
+    base = load(REPRODUCE_STORY, REPRODUCE_CLEARED)
+    sets: list[str] = [f"name={_set_value(scenario.name)}"]
+    for section in ("faults", "operations"):
+        mine = [item.model_dump(mode="json", exclude_none=True) for item in getattr(scenario, section)]
+        if section == "faults" or mine != [item.model_dump(mode="json", exclude_none=True)
+                                           for item in getattr(base, section)]:
+            sets.append(f"{section}={toml_inline(mine)}")
+    if scenario.arrivals != base.arrivals:
+        sets.append("arrivals=" + ("none" if scenario.arrivals is None else
+                                   toml_inline(scenario.arrivals.model_dump(mode="json", exclude_none=True))))
+    for section in ("client", "network", "api", "processor"):
+        sets += _differing(section, getattr(base, section), getattr(scenario, section))
+    return sets + REPRODUCE_CLEARED
+
+
+def _differing(path: str, base, model) -> list[str]:
+    """``path.field=value`` for each field of the model ``model`` that differs from ``base``'s, descending into
+    a section's own sections (``network.request.latency``)."""
+    out: list[str] = []
+    for name in type(model).model_fields:
+        mine, theirs = getattr(model, name), getattr(base, name)
+        if mine == theirs:
+            continue
+        if isinstance(mine, BaseModel) and type(mine) is type(theirs):
+            out += _differing(f"{path}.{name}", theirs, mine)
+        elif mine is None:
+            out.append(f"{path}.{name}=none")
+        else:
+            value = mine.model_dump(mode="json", exclude_none=True) if isinstance(mine, BaseModel) else mine
+            out.append(f"{path}.{name}={_set_value(value)}")
+    return out
+
+
+def _set_value(value: Any) -> str:
+    """``value`` as ``--set`` reads it: a word that TOML would not read as itself is written bare
+    (``jitter=none``), anything else as TOML (`toml_inline`)."""
+    if isinstance(value, str) and value and value.isprintable() and value == value.strip() and " " not in value:
+        try:
+            tomllib.loads(f"v = {value}")
+        except tomllib.TOMLDecodeError:
+            return value
+    return toml_inline(value)
+
+
+def toml_inline(value: Any) -> str:
+    """``value`` (JSON data) as one line of TOML: inline tables and arrays; a None in a table is left out (TOML
+    has no null: the field keeps its default, which for such fields is None)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_inline(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {toml_inline(v)}" for k, v in value.items() if v is not None) + "}"
+    raise TypeError(f"not JSON data: {value!r}")
+
+
+def _toml_key(key: str) -> str:
+    bare = key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
+    return key if bare else json.dumps(key, ensure_ascii=False)
+
+
+def reproduce_words(run: Run, sets: list[str]) -> list[str]:
+    """``idemsim run REPRODUCE_STORY --design D --seed S --set … [--max-time T]``: ``run`` again, with no file."""
+    words = ["idemsim", "run", REPRODUCE_STORY, "--design", run.design, "--seed", str(run.seed)]
+    for assignment in sets:
+        words += ["--set", assignment]
+    return words + _max_time_words(run.scenario._max_time)
+
+
+def _max_time_words(max_time: float | None) -> list[str]:
+    return [] if max_time is None else ["--max-time", str(max_time)]
+
+
 # -- saving a counterexample ------------------------------------------------------------------------------------
 def default_path(design: str, seed: int) -> str:
     return f"counterexample-{design}-{seed}.toml"
@@ -393,15 +507,26 @@ def check_save_path(path: str, force: bool = False) -> None:
 
 
 def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
-    """The counterexample as a scenario file's contents; its expectation is what the counterexample shows,
-    so that ``idemsim run`` on the file holds exactly when it reproduces the counterexample."""
+    """The counterexample as a scenario file's contents: a story like the shipped ones. Its expectation records
+    every figure the broken properties are judged on, as the counterexample shows them (the charge rows and the
+    captures, what each operation saw and how it ended, the keys left in progress, whether replays were
+    identical) and declares the properties it breaks (``breaks``), so that ``idemsim run`` on the file exits 0
+    exactly while it reproduces the counterexample, and 1 once it no longer does (a design fixed, a model
+    changed)."""
     run, s = cx.run, cx.run.scenario
     summary = run.summary
-    expect: dict[str, Any] = {"charges": summary.charges, "seen": summary.operations[0]["seen"],
-                              "outcomes": [op["outcome"] for op in summary.operations]}
+    expect: dict[str, Any] = {"charges": summary.charges, "captures": summary.captures}
+    if len(summary.operations) == 1:
+        expect["seen"] = summary.operations[0]["seen"]
+    else:
+        expect["seen_by_op"] = [op["seen"] for op in summary.operations]
+    expect["outcomes"] = [op["outcome"] for op in summary.operations]
     if DESIGNS[run.design].stores_keys:
         expect["keys_in_progress"] = summary.keys_in_progress
-    broken = sorted({v.property for v in cx.violations})
+    if summary.replay_identical is not None:
+        expect["replay_identical"] = summary.replay_identical
+    broken = _broken(cx)
+    expect["breaks"] = broken
     return {
         "title": f"Counterexample: {run.design} breaks {', '.join(broken)}",
         "summary": f"Found by `{command}`: " + ("; ".join(f.describe() for f in s.faults) or "no fault") + ".",
@@ -409,8 +534,10 @@ def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
         "story": ("Faults: " + ("; ".join(f.describe() for f in s.faults) or "none") + ".\nViolated:\n"
                   + "".join(f"- {v}\n" for v in cx.violations)),
         "teaches": ("A schedule found by the property search and shrunk to the fewest faults. The expectation "
-                    "records what this counterexample shows, so `idemsim run` on this file holds exactly when "
-                    "it reproduces it.\n"),
+                    "records what this counterexample shows (charges, captures, what the client saw) and the "
+                    "properties it breaks, so `idemsim run` on this file exits 0 exactly while it reproduces it. "
+                    "Run it under another design (`--design`) to try a fix: no expectation is stated for that "
+                    "one, so it exits 1 if a property breaks.\n"),
         "design": run.design,
         "seed": run.seed,
         **_sections(s),
@@ -419,12 +546,20 @@ def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
     }
 
 
+def _broken(cx: Counterexample) -> list[str]:
+    """The properties ``cx``'s run breaks, each once, in report order: all of them, not only those judged
+    (``--property``), since ``idemsim run`` judges them all."""
+    broken = {v["property"] for v in cx.run.summary.violations}
+    return [p for p in PROPERTIES if p in broken]
+
+
 def _sections(scenario: Scenario) -> dict[str, Any]:
     """The configuration sections of ``scenario`` as TOML can write them (None left out)."""
     return {"client": scenario.client.model_dump(mode="json", exclude_none=True),
             "operations": [op.model_dump(mode="json", exclude_none=True) for op in scenario.operations],
             "network": scenario.network.model_dump(mode="json", exclude_none=True),
-            "api": scenario.api.model_dump(mode="json", exclude_none=True)}
+            "api": scenario.api.model_dump(mode="json", exclude_none=True),
+            "processor": scenario.processor.model_dump(mode="json", exclude_none=True)}
 
 
 def _check_saveable(scenario: Scenario) -> None:
@@ -433,9 +568,10 @@ def _check_saveable(scenario: Scenario) -> None:
 
 
     again = tomllib.loads(tomli_w.dumps(_sections(scenario)))
-    for section in ("client", "network", "api"):
+    bound = None if scenario._max_time is None else {"max_time": scenario._max_time}  # (as it was validated)
+    for section in ("client", "network", "api", "processor"):
         model = getattr(scenario, section)
-        reread = type(model).model_validate(again[section])
+        reread = type(model).model_validate(again[section], context=bound)
         for name in type(model).model_fields:
             if getattr(reread, name) != getattr(model, name):
                 raise InputError("err.save.none", field=f"{section}.{name}", default=repr(getattr(reread, name)))
@@ -443,11 +579,14 @@ def _check_saveable(scenario: Scenario) -> None:
 
 def save(cx: Counterexample, path: str, command: str) -> str:
     """Write ``cx`` as a scenario file at ``path`` atomically (temp file + ``os.replace``), then replay it and
-    check that the replay is the same run event for event. Returns the path."""
+    check that the replay is the same run event for event and reproduces what the file states. Returns the
+    path."""
 
     target = Path(path)
     header = (f"# A counterexample found by: {command}\n"
-              f"# Replay it with: {shlex.join(_run_words(str(target), cx.run.scenario._max_time))}\n\n")
+              f"# Replay it with: {shlex.join(_run_words(str(target), cx.run.scenario._max_time))}\n"
+              f"# (exit 0 while it reproduces what [expect.{cx.run.design}] states, breaks included)\n"
+              f"# Or, with no file: {cx.reproduce_command()}\n\n")
     text = header + tomli_w.dumps(scenario_document(cx, command))
     directory = target.parent if str(target.parent) else Path(".")
     try:
@@ -465,7 +604,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
         Path(tmp).unlink(missing_ok=True)
         raise InputError("err.cannot_write", file=f"--save {path}", reason=os_reason(e)) from None
     replay = simulate(load(str(target), max_time=cx.run.scenario._max_time))
-    if replay.trace.to_json() != cx.run.trace.to_json():
+    if replay.trace.to_json() != cx.run.trace.to_json() or replay.summary.story_check != "reproduces":
         raise RuntimeError(f"{target}: the saved counterexample does not replay the same run")
     cx.saved = str(target)
     cx.run = replay
@@ -474,7 +613,7 @@ def save(cx: Counterexample, path: str, command: str) -> str:
 
 def _run_words(path: str, max_time: float | None) -> list[str]:
     """``idemsim run PATH``, with the ``--max-time`` the exploration used."""
-    return ["idemsim", "run", path] + (["--max-time", str(max_time)] if max_time is not None else [])
+    return ["idemsim", "run", path] + _max_time_words(max_time)
 
 
 def command_line(design: str, sets: list[str], seed: int, *, exhaustive_mode: bool, max_faults: int | None,

@@ -1,10 +1,21 @@
 """One run: a scenario under a design and a seed, from the first request to the last answer.
 
 `simulate` builds the world (one SimPy environment, one `random.Random(seed)`, the fault plan, the network,
-the database model, the API and one client process per operation), runs it until every operation has ended
-and nothing is left in flight (handlers, messages, a pending restart; with lease recovery, until recovery has
-had its chance), and returns a `Run`: the trace, the final tables, and the summary that `idemsim.judge.summary`
-derives from them. Nothing here reads the wall clock or the global RNG: the same inputs give the same trace.
+the database model, the API and one client process per operation), runs it to its end, and returns a `Run`:
+the trace, the final tables, what was left open, and the summary that `idemsim.judge.summary` derives from them.
+Nothing here reads the wall clock or the global RNG: the same inputs give the same trace.
+
+A run ends when (1) every client has ended; (2) nothing a party waits for is in flight: no handler works, no
+message travels between a client and the API, no call of a handler's to the processor or its answer, no restart
+is pending (`settle`); and (3) background recovery has had its chance: while a key record is left
+``in_progress`` and a lease recovery or a completer could act on it, the run goes on for a recovery window
+(`idemsim.model.api.Api.recovery_horizon`: the lease has run out and a whole round of recovery has run), settles,
+and ends when a window changed nothing (`idemsim.model.api.Api.open_keys` is as it was) or nothing is left for
+recovery. A completer's lookups of the processor never hold a run: those still in flight at the end are
+abandoned. Retention never holds a run either: the reaper deletes what expires while the run goes on, and a
+record whose retention runs past the end stays. What is still open at the end (a key record left
+``in_progress``, an unanswered lookup) is `Run.stuck`. A run that ends this way is not an error; a handler that
+never answers is (`SETTLE_SECONDS`), and so is a run past its bounds.
 
 Every run is bounded: its simulated clock never passes ``max_time`` (`MAX_SIMULATED_SECONDS` unless the
 scenario was validated against another bound, ``--max-time``) and it processes at most `MAX_EVENTS` events plus
@@ -49,9 +60,8 @@ from ..scenario.schema import Arrived, Scenario, shapes
 FORMAT_VERSION = 1
 __all__ = ["MAX_EVENTS", "MAX_SIMULATED_SECONDS", "BoundedEnvironment", "Run", "simulate"]
 SETTLE_SECONDS = 86400.0
-"""How long handlers, messages and restarts may go on after the last client has ended: a day of simulated time."""
-RECOVERY_ROUNDS = 3
-"""How many times a run that ended with abandoned work gives background recovery its chance."""
+"""How long handlers, messages and restarts may go on after the last client has ended: a day of simulated time
+(past it, the design never answers: an `InputError`)."""
 
 
 @dataclass
@@ -78,6 +88,11 @@ class Run:
     """SimPy events the run processed (a measure of its work, for `idemsim.bench`)."""
     facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Facts the properties derive once per run and share (`idemsim.judge.properties`)."""
+    ended: float = 0.0
+    """The simulated time at which the run ended (see the module's docstring)."""
+    stuck: list[Message] = field(default_factory=list)
+    """What was still open when the run ended (`idemsim.model.api.Api.left_open`): messages of the catalogue, each
+    said in English in the summary's ``stuck``; empty when nothing was left open."""
 
     @property
     def name(self) -> str:
@@ -249,8 +264,9 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     env.run(until=ended)
 
     def settle() -> None:
+        """Go on until nothing a party waits for is in flight (a background lookup is not waited for)."""
         deadline = env.now + SETTLE_SECONDS
-        while api.in_flight or network.in_flight or processor.in_flight:
+        while api.in_flight or network.in_flight or processor.in_flight > len(processor.background):
             if env.peek() > deadline:
                 working = [Message("err.run_handler", name=name, request=h.request.id)
                            for name, h in api.handlers.items()]
@@ -259,13 +275,16 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
             env.step()
 
     settle()
-    for _ in range(RECOVERY_ROUNDS):
-        horizon = api.recovery_horizon()
-        if horizon is None:
-            break
+    horizon = api.recovery_horizon()
+    while horizon is not None:  # each window lets recovery act; one that changes nothing is the last
+        before = api.open_keys()
         env.run(until=env.now + horizon + 1e-9)
         settle()
+        horizon = api.recovery_horizon()
+        if horizon is not None and api.open_keys() == before:
+            break
     state = {"balance": api.balance, "items": dict(api.items), "log_lines": api.log_lines}
+    end, stuck = env.now, api.left_open()
     fired, ledger, events = list(plan.fired), list(processor.ledger), env.events
     kept = trace if isinstance(trace, Trace) else None
     # The run is over: its pending timers, and with them the model (handlers, the API), are let go
@@ -275,7 +294,8 @@ def _simulate(scenario: Scenario, design: str | None, seed: int | None, trace: b
     env = api = processor = network = plan = recorder = trace = None  # (the closures above share these cells)
     tables = db.take_tables()
     del db
-    run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events)
+    run = Run(scenario, design, seed, kept, tables, results, state, fired, ledger, tally, sim_events=events,
+              ended=end, stuck=stuck)
     run.summary = summarize(run)
     return run
 

@@ -69,6 +69,13 @@ class NetworkConfig(InputModel):
 
 Status = Integer | Literal["timeout"]
 
+PROPERTY_IDS = ("at-most-one-charge", "at-most-one-capture", "exactly-one-on-success", "ledger-agrees",
+                "replay-identical", "no-stuck-key", "client-view", "customer-can-find-out", "no-lost-update")
+"""Every property a run is judged on, in report order: the names of `idemsim.judge.properties.PROPERTIES`,
+here for a scenario file's ``breaks`` (the judge is a floor above; a test holds the two lists equal)."""
+
+PropertyId = Literal[PROPERTY_IDS]
+
 
 class Expectation(InputModel):
     """What a run under one design must show. Every field left out is not checked."""
@@ -91,11 +98,15 @@ class Expectation(InputModel):
     balance: Integer | None = Field(None, description="the balance at the end")
     items: JsonObject | None = Field(None, description="the items at the end")
     log_lines: Count | None = Field(None, description="requests the API wrote to its access log")
+    breaks: list[PropertyId] | None = Field(
+        None, description="the properties the article says this story breaks under this design ([]: the design "
+                          "is correct on it); left out, they are not checked")
 
     def stated(self) -> dict[str, Any]:
-        """The fields this expectation checks (those not None), in order: what ``model_dump(exclude_none=True)``
+        """The measured fields this expectation checks (those not None, ``breaks`` aside: it is checked against
+        the properties, not a measure), in order: what ``model_dump(exclude_none=True, exclude={"breaks"})``
         gives, without building a serializer for this model alone (a few ms of every run's start-up)."""
-        return {name: value for name, value in self if value is not None}
+        return {name: value for name, value in self if value is not None and name != "breaks"}
 
 
 Name = Annotated[str, Field(min_length=1)]

@@ -3,6 +3,8 @@
 =====================  =================================================================================
 ``timeline``           each trace event in words: the plain text the golden files compare, and every
                        other view's wording
+``verdicts``           the run's two verdicts in words, for every view: the design's (green only when it
+                       holds; else what went wrong) and the story's check (neutral)
 ``terminal``           rich tables for the terminal: the timeline, the summary, ``compare`` and ``show``
 ``mermaid``            Mermaid diagrams: a sequence diagram per story, the key record's state diagram
 ``figure``             matplotlib figures: the time-space diagram of a run, one panel per design

@@ -34,8 +34,8 @@ from typing import Any
 
 from ..base.errors import InputError, Message
 from ..base.i18n import language, text
-from ..judge.properties import PROPERTIES
 from . import placement, spacetime
+from .verdicts import design_words, green, problems, short_story_words
 
 WIDTH = 12.8
 """Inches; at `DPI`, 1280 pixels."""
@@ -61,6 +61,10 @@ LANE = "#C8C8C8"
 OUTCOME_COLOR = {"ok": GREEN, "fail": VERMILLION, "info": PURPLE}
 """ok green, fail red, info magenta, as the terminal colours them, in colour-blind-safe hues."""
 OUTCOME_TEXT = {"ok": "#007558", "fail": "#B34700", "info": "#A1487F"}
+NEUTRAL = "#A6A6A6"
+NEUTRAL_TEXT = "#3C3C3C"
+"""The client's ``ok`` (and everything else green) on a run whose design broke a property: nothing is green there
+(`idemsim.views.verdicts.green`)."""
 OUTCOME_MARKER = {"ok": "o", "fail": "s", "info": "D"}
 """Each outcome has its own shape as well as its own colour."""
 
@@ -90,6 +94,7 @@ def run_figure(run, lang: str | None = None):
     left = canvas.left_margin(lanes)
     width = WIDTH - left - 0.3
     verdict = canvas.flow(_verdict_items(run, lang), width + left - 0.35)
+    holds = green(run.summary.design_verdict)
     legend = _legend_keys([diagram])
     legend_height = canvas.legend_height(legend)
     below = 0.62 + len(verdict) * 0.3 + legend_height + 0.12
@@ -102,14 +107,14 @@ def run_figure(run, lang: str | None = None):
     canvas.text_at(0.35, height - 0.2, title, TITLE_SIZE, weight="bold", va="top")
     ax = canvas.axes(left, below, width, axes_height)
     xlim = _time_limits(diagram.end)
-    panel = _Panel(canvas, ax, diagram, lanes, xlim)
+    panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds)
     panel.draw()
     canvas.time_axis(ax, xlim, labelled=True)
     y = below - 0.62 - 0.22
     for line in verdict:
         canvas.line_at(0.35, y, line)
         y -= 0.3
-    canvas.legend(legend, 0.1)
+    canvas.legend(legend, 0.1, holds)
     panel.place_labels()
     return canvas.figure
 
@@ -153,11 +158,11 @@ def comparison_figure(runs, lang: str | None = None):
         axes_height = heights[i] + stretch
         y -= axes_height
         ax = canvas.axes(left, y, width, axes_height)
-        panel = _Panel(canvas, ax, diagram, lanes, xlim)
+        panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=green(run.summary.design_verdict))
         panel.draw()
         canvas.time_axis(ax, xlim, labelled=i == len(runs) - 1)
         panels.append(panel)
-    canvas.legend(legend, 0.1)
+    canvas.legend(legend, 0.1, all(panel.holds for panel in panels))
     for panel in panels:
         panel.place_labels()
     return canvas.figure
@@ -266,8 +271,12 @@ def _status(status, lang: str) -> str:
 
 
 def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
-    """(text, colour, weight) of the verdict: charges, captures, what each client saw, the properties."""
+    """(text, colour, weight) of the verdict: charges, captures, what each client saw, then the two verdicts: the
+    design's (green only when it holds; what went wrong, in red, when it broke) and the story's check (neutral).
+    On a broken run an ``ok`` is neutral too."""
     s = run.summary
+    design = s.design_verdict
+    outcome_text = _outcome_palette(OUTCOME_TEXT, NEUTRAL_TEXT, green(design))
     items = [(text("money.charges", lang, n=s.charges), "#000000", "normal"),
              (text("money.captures", lang, n=s.captures), "#000000", "normal")]
     several = len(s.operations) > 1 and len({op["client"] for op in s.operations}) < len(s.operations)
@@ -280,21 +289,26 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
             "party.duplicate", lang, client=_client_name(op["client"][:-4], lang))
         message = "verdict.seen_op" if several else "verdict.seen"
         items.append((text(message, lang, op=op["op"], client=client, seen=seen, outcome=outcome),
-                      OUTCOME_TEXT[op["outcome"]], "normal"))
+                      outcome_text[op["outcome"]], "normal"))
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         items.append((text("verdict.balance", lang, n=s.balance), "#000000", "normal"))
-    if s.violations:
-        names = []
-        for v in s.violations:
-            name = text(f"property.{v['property']}", lang)
-            if name not in names:
-                names.append(name)
-        items.append((text("verdict.broken", lang, names=text("list.sep", lang).join(names)), OUTCOME_TEXT["fail"],
-                      "bold"))
-    else:
-
-        items.append((text("verdict.all_hold", lang, n=len(PROPERTIES)), OUTCOME_TEXT["ok"], "bold"))
+    if green(design):
+        items.append((text("design.line", lang, verdict=design_words(design, s.violations, lang)), OUTCOME_TEXT["ok"],
+                       "bold"))
+    else:  # one item a problem, so that the line breaks between them
+        said = problems(s.violations, lang)
+        sep = text("problem.sep", lang).rstrip()
+        for i, problem in enumerate(said):
+            words = text("design.line", lang, verdict=text("design.broken", lang, problems=problem)) if i == 0 \
+                else problem
+            items.append((words + (sep if i < len(said) - 1 else ""), OUTCOME_TEXT["fail"], "bold"))
+    items.append((text("story.line", lang, check=short_story_words(s.story_check, lang)), BLACK, "normal"))
     return items
+
+
+def _outcome_palette(palette: dict[str, str], neutral: str, holds: bool) -> dict[str, str]:
+    """The outcomes' colours: ``ok`` in ``neutral`` on a run whose design broke a property."""
+    return palette if holds else {**palette, "ok": neutral}
 
 
 def _state_value(value: Any) -> str:
@@ -400,11 +414,12 @@ class _Canvas:
         widths = [self.measure(_legend_label(k, self.lang), LEGEND_SIZE)[0] / DPI + 0.75 for k in keys]
         return 1 if sum(widths) <= WIDTH - 0.6 else 2
 
-    def legend(self, keys: list[str], bottom: float) -> None:
+    def legend(self, keys: list[str], bottom: float, holds: bool = True) -> None:
+        """The legend of ``keys``; its ``ok`` green only when every run drawn ``holds``."""
         if not keys:
             return
         rows = self._legend_rows(keys)
-        handles = [_legend_handle(k) for k in keys]
+        handles = [_legend_handle(k, holds) for k in keys]
         w, h = self.figure.get_size_inches()
         self.figure.legend(handles, [_legend_label(k, self.lang) for k in keys], loc="lower center",
                            bbox_to_anchor=(0.5, bottom / h), ncol=math.ceil(len(keys) / rows), frameon=False,
@@ -449,7 +464,7 @@ def _legend_label(key: str, lang: str) -> str:
     return text(f"legend.{key}", lang)
 
 
-def _legend_handle(key: str):
+def _legend_handle(key: str, holds: bool = True):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -476,8 +491,8 @@ def _legend_handle(key: str):
         return Line2D([], [], lw=0, marker="s", markersize=9, color=BLUE, markeredgecolor=BLACK)
     if key == "capture":
         return Line2D([], [], lw=0, marker="o", markersize=10, color=ORANGE, markeredgecolor=BLACK)
-    return Line2D([], [], lw=0, marker=OUTCOME_MARKER[key], markersize=9, color=OUTCOME_COLOR[key],
-                  markeredgecolor=BLACK)
+    return Line2D([], [], lw=0, marker=OUTCOME_MARKER[key], markersize=9,
+                  color=_outcome_palette(OUTCOME_COLOR, NEUTRAL, holds)[key], markeredgecolor=BLACK)
 
 
 # -- one panel: the lanes of one run and everything on them ----------------------------------------------------
@@ -511,6 +526,8 @@ class _Panel:
     diagram: spacetime.Diagram
     lane_names: list[str]
     xlim: tuple[float, float]
+    holds: bool = True
+    """Whether the run's design holds: if not, nothing on the panel is green (the client's ``ok`` is neutral)."""
     labels: list[_Label] = field(default_factory=list)
     obstacles: list[placement.Box] = field(default_factory=list)
     arrows: list[placement.Segment] = field(default_factory=list)
@@ -520,6 +537,8 @@ class _Panel:
         self.y = {lane.actor: -i for i, lane in enumerate(self.diagram.lanes)}
         self.api_lanes = [lane.actor for lane in self.diagram.lanes if lane.role == "handler"]
         self.px = DPI / 72  # pixels per point
+        self.outcome_color = _outcome_palette(OUTCOME_COLOR, NEUTRAL, self.holds)
+        self.outcome_text = _outcome_palette(OUTCOME_TEXT, NEUTRAL_TEXT, self.holds)
 
     # geometry ----------------------------------------------------------------------------------------------
     def to_px(self, t: float, y: float, nudge: float = 0.0) -> tuple[float, float]:
@@ -592,7 +611,7 @@ class _Panel:
         if span.kind == "alive":
             ax.plot([span.start, span.end], [y, y], color="#555555", lw=2.2, solid_capstyle="butt", zorder=2)
         elif span.kind == "attempt":
-            ax.plot([span.start, span.end], [y, y], color=OUTCOME_COLOR[span.info["outcome"]], lw=5, alpha=0.45,
+            ax.plot([span.start, span.end], [y, y], color=self.outcome_color[span.info["outcome"]], lw=5, alpha=0.45,
                     solid_capstyle="butt", zorder=2)
         elif span.kind == "transaction":
             self.band(span.start, span.end, y, 0.2, facecolor=SKY, alpha=0.28, edgecolor="none", zorder=1.2)
@@ -688,8 +707,8 @@ class _Panel:
                 if info["replayed"]:
                     return 1, [f"{text('event.replay', lang)} {info['capture']}", info["capture"]], "#8A5A00"
                 return None
-            word = {"declined": "figure.declined", "in_use": "figure.in_use", "not_found": "figure.not_found",
-                    "timeout": "event.timeout"}[outcome]
+            word = {"declined": "figure.declined", "refused": "figure.key_refused", "in_use": "figure.in_use",
+                    "not_found": "figure.not_found", "timeout": "event.timeout"}[outcome]
             return 1, [text(word, lang)], "#8A5A00"
         return None
 
@@ -712,9 +731,9 @@ class _Panel:
             if not self.api_lanes:
                 return
             top, bottom = self.y[self.api_lanes[0]] + 0.38, self.y[self.api_lanes[-1]] - 0.38
-            ax.plot([mark.t, mark.t], [bottom, top], color=GREEN, lw=2, zorder=3)
+            ax.plot([mark.t, mark.t], [bottom, top], color=GREEN if self.holds else NEUTRAL, lw=2, zorder=3)
             self.labels.append(_Label([text("event.restart", lang)], [(mark.t, top), (mark.t, bottom)], 1,
-                                      color=OUTCOME_TEXT["ok"], weight="bold", radius=2,
+                                      color=self.outcome_text["ok"], weight="bold", radius=2,
                                       prefer=("above-right", "below-right", "right"),
                                       own=(*self.to_px(mark.t, bottom), *self.to_px(mark.t, top))))
             return
@@ -760,11 +779,11 @@ class _Panel:
         elif mark.kind == "outcome":
             outcome = mark.info["outcome"]
             ax.plot(*zip(at), marker=OUTCOME_MARKER[outcome], markersize=10, ls="none", zorder=6,
-                    color=OUTCOME_COLOR[outcome], markeredgecolor=BLACK, markeredgewidth=1.0)
+                    color=self.outcome_color[outcome], markeredgecolor=BLACK, markeredgewidth=1.0)
             box = self.obstacle(mark.t, y, 11)
             word = text(f"outcome.{outcome}", lang)
             variants = [f"{word} ({text('event.timeout', lang)})", word] if mark.info["status"] is None else [word]
-            self.mark_label(variants, at, 0, box, color=OUTCOME_TEXT[outcome], weight="bold",
+            self.mark_label(variants, at, 0, box, color=self.outcome_text[outcome], weight="bold",
                             prefer=("above", "above-right", "above-left"))
         elif mark.kind == "timeout":
             ax.plot(*zip(at), marker="D", markersize=7, ls="none", zorder=5, color="white", markeredgecolor=ORANGE,
@@ -781,11 +800,12 @@ class _Panel:
             ax.plot(*zip(at), marker="o", markersize=5, ls="none", color="#555555", zorder=4)
             self.mark_label([words], at, 3, None, color="#555555", prefer=("below-right", "above-right"))
         elif mark.kind in ("finish", "release"):
-            ax.plot(*zip(at), marker="P", markersize=9, ls="none", color=GREEN, markeredgecolor=BLACK, zorder=5)
+            ax.plot(*zip(at), marker="P", markersize=9, ls="none", color=GREEN if self.holds else NEUTRAL,
+                    markeredgecolor=BLACK, zorder=5)
             box = self.obstacle(mark.t, y, 10)
             words = (text("figure.finish", lang, status=_status(mark.info["status"], lang)) if mark.kind == "finish"
                      else text("figure.release", lang))
-            self.mark_label([words], at, 1, box, color="#005F46")
+            self.mark_label([words], at, 1, box, color="#005F46" if self.holds else NEUTRAL_TEXT)
         elif mark.kind == "give_up":
             self.mark_label([text("figure.give_up", lang)], at, 3, None, color=OUTCOME_TEXT["fail"],
                             prefer=("below-right", "below"))

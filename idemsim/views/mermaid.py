@@ -6,9 +6,11 @@ DB and the payment processor (and the completer, when it acts); requests and ans
 status (solid for requests and calls, dotted for answers); a lost message as Mermaid's lost-message arrow
 (``-x``, ``--x``); statements a handler sends at one instant folded into one arrow; a ``Note`` for a wait on
 the unique index with its length, a timeout, a crash and a restart, and a closing note with the charges
-recorded and the money captured; each retry of a lone client inside a ``rect``. `state` draws the key
-record's ``stateDiagram-v2`` (absent → in_progress → done → absent), marking the states the first operation's
-key passed through and counting each transition it took.
+recorded, the money captured, how each client ended and the two verdicts (`idemsim.views.verdicts`: the design's,
+and the story's check), inside a ``rect`` tinted green only when the design holds; each retry of a lone client
+inside a ``rect``. `state` draws the key record's ``stateDiagram-v2`` (absent → in_progress → done → absent),
+marking the states the first operation's key passed through (in green only when the design holds) and counting
+each transition it took.
 
 Guarantees: the text is raw Mermaid (no code fences, no front matter), starts with the article's ``%%{init}%%``
 line and then the diagram's first line, names the story in a ``%%`` comment, and escapes everything taken from
@@ -22,6 +24,7 @@ from typing import Any, Iterable
 
 from ..base.http import REASONS
 from ..base.i18n import text as t
+from .verdicts import design_words, green, problems, short_story_words
 
 INIT = ('%%{init: {"theme":"base","themeVariables":{"primaryColor":"#eaf1f5","primaryTextColor":"#28343b",'
         '"primaryBorderColor":"#9cabb5","lineColor":"#596b76","textColor":"#28343b","actorBkg":"#eaf1f5",'
@@ -32,6 +35,11 @@ INIT = ('%%{init: {"theme":"base","themeVariables":{"primaryColor":"#eaf1f5","pr
 
 RETRY_FILL = "rgba(234, 241, 245, 0.6)"
 """The background of a retry's ``rect``."""
+VERDICT_FILL = {True: "rgba(0, 158, 115, 0.12)", False: "rgba(213, 94, 0, 0.14)"}
+"""The background of the closing note's ``rect``: green when the design holds, red when it broke a property."""
+TAKEN = {True: "classDef taken fill:#edf3ef,stroke:#4f7a5c,stroke-width:3px,color:#1f3326",
+         False: "classDef taken fill:#eaf1f5,stroke:#596b76,stroke-width:3px,color:#28343b"}
+"""The states the key took, in the state diagram: green when the design holds, the theme's grey-blue when not."""
 
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "<": "#lt;", ">": "#gt;", "%": "#37;", "{": "#123;", "}": "#125;"}
@@ -226,7 +234,8 @@ def sequence(run, lang: str = "en") -> str:
             caller = lanes.of(e.target)
             arrow = "--x" if ("processor.lost", d["request"], e.target) in lost else "-->>"
             what = {"captured": t("mm.captured", lang, capture=escape(d.get("capture"))),
-                    "declined": t("mm.declined", lang), "in_use": t("mm.in_use", lang),
+                    "declined": t("mm.declined", lang), "refused": t("mm.key_refused", lang),
+                    "in_use": t("mm.in_use", lang),
                     "not_found": t("mm.not_found", lang)}[d["outcome"]]
             if d.get("replayed"):
                 what += t("mm.replayed_capture", lang)
@@ -248,7 +257,9 @@ def sequence(run, lang: str = "en") -> str:
     if in_rect:
         lines.append("end")
     first, last = _span(lanes)
+    lines.append(f"rect {VERDICT_FILL[green(run.summary.design_verdict)]}")
     lines.append(f"Note over {first},{last}: {_verdict(run, lang)}")
+    lines.append("end")
     return "\n".join(lines) + "\n"
 
 
@@ -263,6 +274,16 @@ def _verdict(run, lang: str) -> str:
     for op in s.operations:
         parts.append(t("mm.client_ended", lang, client=escape(client_name(op["client"], lang)),
                        outcome=t("outcome." + op["outcome"], lang), status=escape(op["status"] or "")))
+    design = s.design_verdict
+    if green(design):
+        parts.append(escape(t("design.line", lang, verdict=design_words(design, s.violations, lang))))
+    else:  # a line a problem
+        said = problems(s.violations, lang)
+        sep = t("problem.sep", lang).rstrip()
+        for i, problem in enumerate(said):
+            words = t("design.line", lang, verdict=t("design.broken", lang, problems=problem)) if i == 0 else problem
+            parts.append(escape(words + (sep if i < len(said) - 1 else "")))
+    parts.append(escape(t("story.line", lang, check=short_story_words(s.story_check, lang))))
     return "<br/>".join(parts)
 
 
@@ -353,7 +374,7 @@ def state(run, lang: str = "en") -> str:
         if n:
             label += t("st.taken", lang, n=n)
         lines.append(f"{a} --> {b}: {label}")
-    lines.append("classDef taken fill:#edf3ef,stroke:#4f7a5c,stroke-width:3px,color:#1f3326")
+    lines.append(TAKEN[green(run.summary.design_verdict)])
     if visited:
         lines.append(f"class {','.join(s for s in STATES if s in visited)} taken")
     if not key:

@@ -21,9 +21,10 @@ from typing import Any
 from ..base.i18n import MESSAGES, language
 from ..base.i18n import text as t
 from ..base.printable import point_text as _point_text
-from .figure import OUTCOME_COLOR, fonts, title_weight
+from .figure import NEUTRAL, OUTCOME_COLOR, fonts, title_weight
 from .figure import check_path as check
 from .figure import save as save_figure
+from .verdicts import green, short_design_words, short_story_words
 
 SIZE = (12.8, 7.2)
 """Inches: 1280×720 at 100 dpi, a projector's frame."""
@@ -186,7 +187,8 @@ def _mark(panel, mark: dict) -> None:
 
 def attempts_figure(run, lang: str = "en"):
     """A load's attempts per second over time, a line per outcome of the attempt (ok, fail, info), with the
-    outages shaded: the retry storm of one run, where a time-space diagram would have thousands of lanes."""
+    outages shaded: the retry storm of one run, where a time-space diagram would have thousands of lanes; under it,
+    the figures and the two verdicts (`idemsim.views.verdicts`); the ``ok`` line is neutral when the design broke."""
     from matplotlib.figure import Figure
 
 
@@ -200,11 +202,12 @@ def attempts_figure(run, lang: str = "en"):
         xs = [i * window for i in range(len(series["counts"]) + 1)]
         panel.step(xs, _closed([c / window for c in series["counts"]]), "-", where="post", color="#000000",
                    linewidth=2, label=t("load.all", lang))
+        colours = OUTCOME_COLOR if green(run.summary.design_verdict) else {**OUTCOME_COLOR, "ok": NEUTRAL}
         for outcome in ("ok", "fail", "info"):
             counts = series["by_outcome"][outcome]
             if any(counts):
-                panel.step(xs, _closed([c / window for c in counts]), "--", where="post",
-                           color=OUTCOME_COLOR[outcome], linewidth=2,
+                panel.step(xs, _closed([c / window for c in counts]), "--", where="post", color=colours[outcome],
+                           linewidth=2,
                            label=t("load.outcome", lang, outcome=t("outcome." + outcome, lang)))
         for fault in run.scenario.faults:
             if fault.kind == "outage":
@@ -214,7 +217,9 @@ def attempts_figure(run, lang: str = "en"):
         panel.grid(True, color="#dddddd")
         panel.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11, frameon=False)
         s = run.summary
-        fig.supxlabel(t("load.verdict", lang, charges=s.charges, captures=s.captures,
-                        broken=len(s.violations)), fontsize=12, x=0.01, ha="left")
+        fig.supxlabel(t("load.verdict", lang, charges=s.charges, captures=s.captures, broken=len(s.violations))
+                      + "\n" + t("design.line", lang, verdict=short_design_words(s.design_verdict, s.violations, lang))
+                      + "\n" + t("story.line", lang, check=short_story_words(s.story_check, lang)),
+                      fontsize=12, x=0.01, ha="left")
         fig.canvas.draw()
     return fig

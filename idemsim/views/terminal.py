@@ -27,17 +27,29 @@ from ..base.printable import (
     point_text,
     safe,  # noqa: F401 (views import it from here too)
 )
-from ..judge.properties import PROPERTIES, describe_violation
+from ..judge.properties import describe_violation
 from ..judge.statistics import percentile
-from ..judge.summary import is_load, meaning
+from ..judge.summary import is_load
 from ..model.designs import DESIGNS
 from .prose import ProseText, cells, reflow, unwrap_japanese, wrap
 from .timeline import _outcome, describe, endpoints
+from .verdicts import design_words, green, short_design_words, short_story_words, story_reasons, story_words
 
 KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
               "db.wait": "yellow", "gateway.timeout": "magenta", "attempt.timeout": "magenta",
               "op.end": "bold", "response.send": "green", "state.change": "cyan"}
-VERDICT_STYLE = {"held": "bold green", "failed": "bold red", "vacuous": "bold red", "no expectation": "yellow"}
+DESIGN_STYLE = {"holds": "bold green", "broken": "bold red"}
+"""The design's verdict: green only when every property holds."""
+STORY_STYLE = {"reproduces": "", "no expectation": "", "differs": "yellow", "vacuous": "yellow"}
+"""The story's check: a fact about the story, in neutral colours (yellow when the run does not show what the
+scenario file states)."""
+
+
+def kind_style(kind: str, holds: bool) -> str:
+    """The style of an event of ``kind`` in the timeline: nothing green (an answer sent) on a run whose design
+    broke a property."""
+    style = KIND_STYLE.get(kind, "")
+    return style if holds or "green" not in style else ""
 
 
 def timeline_table(run, lang: str = "en") -> Table:
@@ -56,9 +68,10 @@ every timeline, since the two print the same characters and rows cost a tenth.""
 def _timeline_rows(run, lang: str) -> list[tuple[str, str, str, str]]:
     """Each event as the timeline table shows it: time, who to whom, what happened, and its style."""
     rows = []
+    holds = green(run.summary.design_verdict)
     for e in run.trace:
         src, dst = endpoints(e)
-        style = KIND_STYLE.get(e.kind, "")
+        style = kind_style(e.kind, holds)
         if e.kind == "db.result" and e.data.get("waited"):
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
@@ -146,13 +159,14 @@ BRIEF_KINDS = frozenset({"op.start", "attempt.send", "request.lost", "request.re
 def brief_lines(run, width: int, lang: str = "en") -> list[Text]:
     """The exchange between client and API, one line an event, cut to ``width`` with an ellipsis."""
     lines = [Text(safe(t("term.title", lang, name=run.name, design=run.design)), style="bold")]
+    holds = green(run.summary.design_verdict)
     for e in run.trace:
         if e.kind not in BRIEF_KINDS:
             continue
         src, dst = endpoints(e)
         who = safe(f"{src} → {dst}" if dst else src)
         line = Text(f"{e.t:8.3f}  {who:<15} ", no_wrap=True, overflow="ellipsis")
-        line.append(safe(describe(e, lang=lang)), style=KIND_STYLE.get(e.kind, ""))
+        line.append(safe(describe(e, lang=lang)), style=kind_style(e.kind, holds))
         line.truncate(width, overflow="ellipsis")
         lines.append(line)
     return lines
@@ -265,45 +279,38 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
     if DESIGNS[run.design].stores_keys:
         _row(table, t("term.keys", lang), t("term.keys_value", lang, held=s.keys_held,
                                                in_progress=s.keys_in_progress))
+    for i, item in enumerate(_left_open(run, lang)):
+        _row(table, "" if i else t("term.left_open", lang), item)
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         _row(table, t("term.balance", lang), str(s.balance))
-    if s.violations:
-
-        for v in s.violations[:MAX_VIOLATIONS_SHOWN]:
-            _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
-        if len(s.violations) > MAX_VIOLATIONS_SHOWN:
-            _row(table, "", Text(t("term.more_broken", lang, n=len(s.violations) - MAX_VIOLATIONS_SHOWN),
-                                   style="red"))
-    else:
-
-        names = [t(f"property.{p}", lang) for p in PROPERTIES]
-        _row(table, t("term.properties", lang),
-             t("term.all_hold", lang, n=len(names), names=t("list.sep", lang).join(names)))
+    design = s.design_verdict
+    _row(table, t("term.design", lang), ProseText(safe(design_words(design, s.violations, lang, names=True)),
+                                                  style=DESIGN_STYLE[design]))
+    for v in s.violations[:MAX_VIOLATIONS_SHOWN]:
+        _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
+    if len(s.violations) > MAX_VIOLATIONS_SHOWN:
+        _row(table, "", Text(t("term.more_broken", lang, n=len(s.violations) - MAX_VIOLATIONS_SHOWN), style="red"))
     for f, fault in zip(s.faults, run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
         _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
                                                                        else t("term.never", lang)))))
-    verdict = ProseText(t(f"verdict.{s.verdict}", lang), style=VERDICT_STYLE[s.verdict])
+    check = s.story_check
     expectation = run.scenario.expect.get(run.design)
-    if expectation is not None and s.verdict == "held":
-        verdict.append(safe("  (" + ", ".join(f"{k}={v!r}" for k, v in
-                                               expectation.stated().items()) + ")"))
-    _row(table, t("term.expectation", lang), verdict)
-    for failure in s.failures:
-        _row(table, "", ProseText(safe(_failure(failure, lang)), style="red"))
+    stated = expectation.stated() if expectation is not None else None
+    _row(table, t("term.story", lang), ProseText(safe(story_words(check, stated, lang)), style=STORY_STYLE[check]))
+    for reason in story_reasons(check, s.failures, s.violations, s.expected_breaks, lang):
+        _row(table, "", ProseText(safe(reason), style=STORY_STYLE[check]))
     _row(table, t("term.seed", lang), str(run.seed))
     return table
 
 
-def _failure(failure: str, lang: str) -> str:
-    """An expectation's failure in ``lang`` (they are kept in English in the summary)."""
-    if lang == "en":
-        return failure
-    if failure.startswith("the fault never happened: "):
-        return t("expect.never", lang, fault=failure.removeprefix("the fault never happened: "))
-    field, sep, rest = failure.partition(": expected ")
-    expected, sep2, got = rest.partition(", got ")
-    return t("expect.failure", lang, field=field, expected=expected, got=got) if sep and sep2 else failure
+def _left_open(run, lang: str) -> list[str]:
+    """What was still open when the run ended, one item each, in ``lang``: from the run's own messages, or the
+    summary's English ``stuck`` for a run that has none (one read back from JSON)."""
+    said = getattr(run, "stuck", None)
+    if said:
+        return [item.said(lang) if hasattr(item, "said") else str(item) for item in said]
+    return list(run.summary.get("stuck") or [])
 
 
 def continued(command: str, width: int, first: str = "") -> list[str]:
@@ -323,9 +330,10 @@ def continued(command: str, width: int, first: str = "") -> list[str]:
 
 
 def print_run(console: Console, run, sets: list[str] | None = None, source: str | None = None,
-              brief: bool = False, full: bool = False, lang: str = "en") -> None:
+              brief: bool = False, full: bool = False, lang: str = "en", command: str | None = None) -> None:
     """The run's timeline (or, ``brief``, its client–API exchange; for a load, unless ``full``, its figures),
-    its summary and the command that reproduces it, each line within the console's width."""
+    its summary and the command that reproduces it (``command``, else `reproduce_command`), each line within the
+    console's width."""
     if is_load(run) and not full:
         console.print(Text(safe(t("term.load_title", lang, name=run.name, design=run.design, n=len(run.operations))),
                            style="bold", overflow="fold"))
@@ -336,7 +344,7 @@ def print_run(console: Console, run, sets: list[str] | None = None, source: str 
     else:
         print_timeline(console, run, lang)
     console.print(summary_table(run, sets, source, lang))
-    for line in continued(reproduce_command(run, sets, source), console.width, t("term.reproduce", lang)):
+    for line in continued(command or reproduce_command(run, sets, source), console.width, t("term.reproduce", lang)):
         console.print(safe(line), soft_wrap=True, highlight=False, markup=False)
     console.print()
 
@@ -362,16 +370,24 @@ def _ended(row: dict, saw: bool = False, lang: str = "en") -> list[str]:
     return out
 
 
-def _meaning(row: dict, lang: str) -> str:
+def _design_cell(row: dict, lang: str) -> Text:
+    """A row's design verdict: ``holds`` in green, or ``broken — `` and what went wrong, in red."""
+    design = row["design_verdict"]
+    return Text(safe(short_design_words(design, row["violations"], lang)), style=DESIGN_STYLE[design])
 
-    return row["meaning"] if lang == "en" else meaning(row["verdict"], row["violations"], lang)
+
+def _story_cell(row: dict, lang: str) -> Text:
+    """A row's story check, in neutral words."""
+    check = row["story_check"]
+    return Text(short_story_words(check, lang), style=STORY_STYLE[check])
 
 
 def comparison_table(comparison, lang: str = "en") -> Table:
-    """design × charges, captures, what the client saw, the longest wait, replay identical, verdict, meaning.
+    """design × charges, captures, what the client saw, the longest wait, replay identical, the design's verdict
+    (what went wrong, if anything) and the story's check.
 
     With several operations (a duplicate, a second purchase) the client column has one line per operation,
-    in the same order, each naming its client."""
+    in the same order, each naming its client, and the wait column gives each its own longest wait on its line."""
     table = Table(title=Text(_title(comparison, lang)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column(t("cmp.design", lang), no_wrap=True)
     table.add_column(t("cmp.charges", lang), justify="right", min_width=7)
@@ -379,15 +395,13 @@ def comparison_table(comparison, lang: str = "en") -> Table:
     table.add_column(t("cmp.saw", lang), no_wrap=True)
     table.add_column(t("cmp.wait", lang), justify="right", min_width=5)
     table.add_column(t("cmp.identical", lang), min_width=9)
-    table.add_column(t("cmp.verdict", lang), no_wrap=True)
-    table.add_column(t("cmp.meaning", lang), no_wrap=True)
+    table.add_column(t("cmp.design_verdict", lang), no_wrap=True)
+    table.add_column(t("cmp.story_check", lang), no_wrap=True)
     for row in comparison.rows:
         identical = {None: "—", True: t("cmp.yes", lang), False: t("cmp.no", lang)}[row["replay_identical"]]
         table.add_row(Text(safe(row["label"])), str(row["charges"]), str(row["captures"]),
-                      Text(safe("\n".join(_ended(row, lang=lang)))),
-                      f"{row['wait_seconds']:.3f}" if row["wait_seconds"] else "—", identical,
-                      Text(t(f"verdict.{row['verdict']}", lang), style=VERDICT_STYLE[row["verdict"]]),
-                      Text(_meaning(row, lang), style="green" if row["meaning"] == "correct" else "red"))
+                      Text(safe("\n".join(_ended(row, lang=lang)))), _waits_cell(row), identical,
+                      _design_cell(row, lang), _story_cell(row, lang))
     return table
 
 
@@ -397,21 +411,37 @@ def comparison_stack(comparison, lang: str = "en") -> list[Text]:
     lines: list = [Text(_title(comparison, lang), style="bold"), Text("")]
     for row in comparison.rows:
         head = Text(safe(row["label"]), style="bold")
-        head.append(t("cmp.head", lang, charges=row["charges"], captures=row["captures"]))
-        head.append(t(f"verdict.{row['verdict']}", lang), style=VERDICT_STYLE[row["verdict"]])
+        head.append(t("cmp.head", lang, charges=row["charges"], captures=row["captures"]).rstrip())
         lines.append(head)
-        lines.append(Padding(Text(_meaning(row, lang), style="green" if row["meaning"] == "correct" else "red"),
-                             (0, 0, 0, 2)))
-        extra = []
-        if row["wait_seconds"]:
-            extra.append(t("cmp.waited", lang, seconds=row["wait_seconds"]))
-        if row["replay_identical"] is not None:
-            extra.append(t("cmp.replay_identical", lang) if row["replay_identical"]
-                         else t("cmp.replay_different", lang))
-        for i, ended in enumerate(_ended(row, saw=True, lang=lang)):
-            lines.append(Padding(Text(safe(ended + ("; " + "; ".join(extra) if extra and i == 0 else ""))),
-                                 (0, 0, 0, 2)))
+        design = row["design_verdict"]
+        said = t("design.line", lang, verdict=design_words(design, row["violations"], lang))
+        lines.append(Padding(ProseText(safe(said), style=DESIGN_STYLE[design]), (0, 0, 0, 2)))
+        check = row["story_check"]
+        lines.append(Padding(ProseText(t("story.line", lang, check=short_story_words(check, lang)),
+                                       style=STORY_STYLE[check]), (0, 0, 0, 2)))
+        for ended, extra in zip(_ended(row, saw=True, lang=lang), _per_client(row, lang)):
+            lines.append(Padding(Text(safe(ended + ("; " + "; ".join(extra) if extra else ""))), (0, 0, 0, 2)))
     return lines
+
+
+def _waits_cell(row: dict) -> str:
+    """The wait column: each client's longest wait on the index, on its line of the client column (one line
+    when a single client ran, or none waited: "—")."""
+    if not any(row["waits"]):
+        return "—"
+    return "\n".join(f"{w:.3f}" if w else "—" for w in row["waits"])
+
+
+def _per_client(row: dict, lang: str) -> list[list[str]]:
+    """What each client's line of a stacked row adds: its own wait on the index, and whether the answers
+    replayed to it were identical to the first (on the first client's line if none was replayed to any)."""
+    out: list[list[str]] = [[t("cmp.waited", lang, seconds=w)] if w else [] for w in row["waits"]]
+    if row["replay_identical"] is not None:
+        said = t("cmp.replay_identical", lang) if row["replay_identical"] else t("cmp.replay_different", lang)
+        to = [i for i, n in enumerate(row["replayed"]) if n] or [0]
+        for i in to:
+            out[i].append(said)
+    return out
 
 
 def print_comparison(console: Console, comparison, lang: str = "en") -> None:
@@ -425,8 +455,9 @@ def print_comparison(console: Console, comparison, lang: str = "en") -> None:
             console.print(line)
         console.print()
     for row in comparison.rows:
-        for failure in row["failures"]:
-            console.print(Text(safe(f"{row['label']}: {_failure(failure, lang)}"), style="red"))
+        for reason in story_reasons(row["story_check"], row["failures"], row["violations"], row["expected_breaks"],
+                                    lang):
+            console.print(Text(safe(f"{row['label']}: {reason}"), style=STORY_STYLE[row["story_check"]]))
     words = ["idemsim", "run", comparison.source or comparison.scenario, "--design", "DESIGN", "--seed",
              str(comparison.seed)]
     if comparison.variant:

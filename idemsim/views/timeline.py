@@ -194,6 +194,8 @@ def _processor(k: str, d: dict, lang: str = "en") -> str:
         return t("tl.in_use", lang, key=d["key"])
     if k == "processor.decline":
         return t("tl.decline", lang, fault=_fault(d, lang))
+    if k == "processor.refuse":
+        return t("tl.refuse", lang, key=d["key"], first=d["first"], amount=d["amount"])
     if k == "processor.answer":
         what = t(f"tl.answer.{d['outcome']}", lang, capture=d["capture"])
         return what + (t("tl.a_replay", lang) if d["replayed"] else "")

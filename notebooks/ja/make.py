@@ -8,8 +8,9 @@ Japanese twin here (``notebooks/ja/NN-*.ipynb``, ``notebooks/ja/answers/``), bui
   and the Japanese (``ja``). A markdown cell of an answer notebook tagged ``answer`` has its own entry under
   ``[answers.ID]``; every other cell of an answer notebook uses the lesson's entry;
 - one cell added before the first code cell (id and tag ``setup-ja``) that sets ``IDEMSIM_LANG=ja``, so that
-  what idemsim draws and writes (figures, a run's HTML) is in Japanese. It is the only code that differs from
-  the English notebook; what the code cells print themselves stays as the code prints it.
+  what idemsim draws and writes (figures, a run's HTML, the verdicts of ``idemsim.course.check``) is in
+  Japanese. It is the only code that differs from the English notebook; what the code cells print themselves
+  stays as the code prints it.
 
 When an English markdown cell no longer equals the copy its translation was made from, or has no translation,
 or a translation names a cell that no longer exists, nothing is written: the error names the notebook and the
@@ -37,8 +38,9 @@ COMMAND = "python notebooks/ja/make.py"
 SETUP_ID = "setup-ja"
 """The id, and the tag, of the one cell the Japanese notebooks add."""
 SETUP_SOURCE = """\
-# 日本語版だけにあるセル: idemsim が描く図と表を日本語にします（環境変数 IDEMSIM_LANG）。
-# ほかのコードは英語版のノートブックと同じなので、コードが print する文字列は英語のままです。
+# 日本語版だけにあるセル: idemsim が描く図と表、演習のチェック（idemsim.course.check）の答えを
+# 日本語にします（環境変数 IDEMSIM_LANG）。ほかのコードは英語版のノートブックと同じなので、
+# コードが自分で print する文字列（表の見出しなど）は英語のままです。
 import os
 
 os.environ["IDEMSIM_LANG"] = "ja"\

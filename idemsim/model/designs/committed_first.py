@@ -36,4 +36,4 @@ def committed_first(h, key: str, fp: str, amount: int):
 
 DESIGN = Design("committed-first", committed_first, "key committed as in_progress first; duplicates get 409",
                 points=SHIPPED_POINTS, lease_recovery=True,
-                options=KEY_OPTIONS | PROCESSOR_OPTIONS | {"isolation", "lease"})
+                options=KEY_OPTIONS | PROCESSOR_OPTIONS | {"isolation", "lease"}, rank=4)

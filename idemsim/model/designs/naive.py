@@ -5,7 +5,7 @@ response pays twice: the article's opening problem, the baseline every other des
 from __future__ import annotations
 
 from .spec import PROCESSOR_OPTIONS, Design
-from .steps import charged, pay, processor_failed, processor_unknown
+from .steps import charged, pay, processor_failed, processor_refused, processor_unknown
 
 
 def naive(h):
@@ -14,6 +14,8 @@ def naive(h):
     paid = yield from pay(h, amount, h.request.key)
     if not paid.known:
         return processor_unknown()
+    if paid.outcome == "refused":
+        return processor_refused()
     if paid.outcome == "declined":
         return processor_failed()
     charge = yield from h.sql("insert_charge", amount=amount, key=h.request.key)
@@ -22,4 +24,4 @@ def naive(h):
 
 
 DESIGN = Design("naive", naive, "no key, no duplicate detection", keyed=False,
-                points=("after_processor", "after_charge"), stores_keys=False, options=PROCESSOR_OPTIONS)
+                points=("after_processor", "after_charge"), stores_keys=False, options=PROCESSOR_OPTIONS, rank=1)

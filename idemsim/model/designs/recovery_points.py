@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...base.http import Response
 from .keyed import keyed
 from .spec import KEY_OPTIONS, SHIPPED_POINTS, Design, recovery_lease
-from .steps import answer_from_row, charged, db_error, processor_failed, processor_unknown
+from .steps import answer_from_row, charged, db_error, processor_failed, processor_refused, processor_unknown
 
 
 @keyed
@@ -62,6 +62,9 @@ def _resume(h, key: str, amount: int, point: str):
     if not paid.known:
         yield from h.sql("set_point", key=key, point="payment_requested", release=True)
         return processor_unknown()
+    if paid.outcome == "refused":  # the processor's key was first used with other parameters: nothing captured
+        yield from h.sql("delete_key", key=key)
+        return processor_refused()
     if paid.outcome == "declined" and not h.config.replay_errors:
         yield from h.sql("delete_key", key=key)
         return processor_failed()
@@ -140,4 +143,4 @@ def abandoned(row: dict, now: float, config) -> bool:
 DESIGN = Design("recovery-points", recovery_points, "atomic phases with recovery points, the processor's own key "
                                                     "and a completer (Stripe's)", points=SHIPPED_POINTS,
                 completer=complete_abandoned, abandoned=abandoned,
-                options=KEY_OPTIONS | {"processor_timeout", "completer_every"})
+                options=KEY_OPTIONS | {"processor_timeout", "completer_every"}, rank=6)

@@ -8,22 +8,30 @@ another name again replaces it.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import pkgutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ...base.errors import InputError
-from .check_then_insert import DESIGN as CHECK_THEN_INSERT
-from .committed_first import DESIGN as COMMITTED_FIRST
-from .naive import DESIGN as NAIVE
-from .recovery_points import DESIGN as RECOVERY_POINTS
-from .same_tx import DESIGN as SAME_TX
 from .spec import SHIPPED_POINTS, Design, default_options, recovery_lease
-from .split_tx import DESIGN as SPLIT_TX
 
-DESIGNS: dict[str, Design] = {d.name: d for d in (NAIVE, CHECK_THEN_INSERT, SAME_TX, COMMITTED_FIRST, SPLIT_TX,
-                                                  RECOVERY_POINTS)}
-"""Every design by name: the six shipped ones, then any registered with `register_design` or named by file."""
+
+def shipped_designs() -> list[Design]:
+    """Every module of this package that defines a ``DESIGN`` is a shipped design, in the order of their ranks:
+    a new design is one file here (its handler and its `Design`), found without being named anywhere else."""
+    found = []
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        design = getattr(importlib.import_module(f"{__package__}.{module.name}"), "DESIGN", None)
+        if isinstance(design, Design):
+            found.append(design)
+    return sorted(found, key=lambda design: design.rank)
+
+
+DESIGNS: dict[str, Design] = {d.name: d for d in shipped_designs()}
+"""Every design by name: the shipped ones in the article's order, then any registered with `register_design` or
+named by file."""
 
 SHIPPED = tuple(DESIGNS)
 

@@ -28,4 +28,4 @@ def same_tx(h, key: str, fp: str, amount: int):
 
 
 DESIGN = Design("same-tx", same_tx, "unique key + charge + stored response in one transaction (the article's)",
-                points=SHIPPED_POINTS, options=KEY_OPTIONS | PROCESSOR_OPTIONS | {"isolation"})
+                points=SHIPPED_POINTS, options=KEY_OPTIONS | PROCESSOR_OPTIONS | {"isolation"}, rank=3)

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 SHIPPED_POINTS = ("after_key", "after_processor", "after_charge", "before_response_stored", "before_commit")
-"""The crash points of the shipped keyed designs, in the order a handler reaches them."""
+"""The crash points a keyed design may declare, in the order a handler reaches them (each design declares those it
+reaches: split-tx all but ``before_commit``; a registered design all of them unless told)."""
 
 DESIGN_OPTIONS = ("lease", "order", "unique", "isolation", "fingerprint_check", "ttl", "reap_every", "missing_key",
                   "replay_errors", "processor_key", "processor_timeout", "completer_every")
@@ -80,6 +81,9 @@ class Design:
     lease_recovery: bool = False
     """With ``api.lease`` the API runs a recovery step that deletes ``in_progress`` records older than the
     lease (every ``lease / 2`` seconds); explore gives it a lease longer than its longest handler."""
+    rank: int = 0
+    """A shipped design's place in the article's order (naive 1 … recovery-points 6): the order of `DESIGNS`, of
+    every comparison table and listing. 0 for a design a user registers (they follow, in registration order)."""
     options: frozenset[str] = frozenset()
     """The `DESIGN_OPTIONS` that change what it does: ``compare`` runs a story's option variants under it only
     for these, and explore describes them."""

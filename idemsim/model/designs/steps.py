@@ -5,8 +5,10 @@ Every step runs on a `idemsim.model.api.Handler` ``h`` and goes through ``h.sql`
 ``h.capture`` (the processor); none keeps state of its own. Options (`idemsim.model.api.ApiConfig`) apply to
 every design alike: a key found with another body's fingerprint gets 422 (``fingerprint_check``); a
 payment-processor failure answers 500 and is either stored and replayed (``replay_errors``) or undone, so that a
-retry starts afresh (the transaction rolls back; a key committed before it is deleted). A database error the
-handler cannot resolve (40001, 55P03, 40P01) answers 503, which the client reads as ``info``.
+retry starts afresh (the transaction rolls back; a key committed before it is deleted). A call the processor
+refuses because its key was first used with other parameters (``refused``, Stripe's ``idempotency_error``) is
+undone the same way, records no charge and answers 422 with that reason, which the client reads as ``fail``. A
+database error the handler cannot resolve (40001, 55P03, 40P01) answers 503, which the client reads as ``info``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ def db_error(error: str) -> Response:
 
 def processor_failed() -> Response:
     return Response(500, {"error": "payment processor failed"})
+
+
+def processor_refused() -> Response:
+    """The processor refused the call (its key was first used with other parameters): nothing was captured; 422."""
+    return Response(422, {"error": "idempotency_error: the processor refused a reused key with other parameters"})
 
 
 def processor_unknown() -> Response:
@@ -82,10 +89,16 @@ def charge_and_store(h, key: str, amount: int, *, key_committed: bool = False):
 
     A declined call is stored and replayed (``replay_errors``), or the key is released so that a retry
     starts afresh: the transaction rolls back and, where the key was committed before it, the key is deleted.
-    A call whose outcome is unknown (no answer in time, key in use) always releases the key and answers 503:
-    the handler cannot know whether the money moved.
+    A refused call (the processor's key was first used with other parameters) releases the key the same way
+    and answers 422. A call whose outcome is unknown (no answer in time, key in use) always releases the key
+    and answers 503: the handler cannot know whether the money moved.
     """
     paid = yield from pay(h, amount, key)
+    if paid.outcome == "refused":
+        yield from h.sql("rollback")
+        if key_committed:
+            yield from h.sql("delete_key", key=key)
+        return processor_refused()
     if not paid.known or (paid.outcome == "declined" and not h.config.replay_errors):
         yield from h.sql("rollback")
         if key_committed:
