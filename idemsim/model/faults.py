@@ -140,9 +140,10 @@ class Outage(InputModel):
         return _say(f"fault.outage.{self.mode}", lang, start=self.start, until=self.until)
 
 
-Fault = Annotated[Union[LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate, Outage],
-                  Field(discriminator="kind")]
 FAULT_TYPES = (LoseMessage, DelayMessage, Crash, ProcessorError, Duplicate, Outage)
+"""Every kind of fault a scenario may name, in the order the docs list them: a new kind is added here once."""
+Fault = Annotated[Union[FAULT_TYPES], Field(discriminator="kind")]
+"""One fault of a scenario's ``[[faults]]``, told apart by its ``kind``."""
 
 
 class Fate(NamedTuple):
