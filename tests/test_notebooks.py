@@ -144,12 +144,12 @@ def errors(cell) -> list[str]:
 
 
 def images(nb) -> int:
-    """Figures among the outputs: a PNG (a matplotlib Figure), or a Run's HTML with its PNG inlined."""
+    """Figures among the outputs: a PNG (a matplotlib Figure), or a Run's HTML with its figure inlined as SVG."""
     count = 0
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if "image/png" in data or "<img" in data.get("text/html", "") and "data:image/png" in data["text/html"]:
+            if "image/png" in data or "class=\"idemsim-figure\"" in "".join(data.get("text/html", "")):
                 count += 1
     return count
 

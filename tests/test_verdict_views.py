@@ -8,14 +8,12 @@ import io
 import re
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 
 from idemsim.runners.compare import compare
 from idemsim.runners.simulation import simulate
 from idemsim.scenario.schema import load, runs
 from idemsim.views import verdicts
-from idemsim.views.html import run_html
 from idemsim.views.mermaid import sequence, state
 from idemsim.views.terminal import comparison_stack, comparison_table, print_run, summary_table
 
@@ -263,13 +261,3 @@ class TestMermaid:
         assert "classDef taken fill:#edf3ef,stroke:#4f7a5c" in state(story_run("lost-response"))
         assert "classDef taken fill:#eaf1f5,stroke:#596b76" in state(story_run("crash-in-progress", None, "split-tx"))
 
-
-@pytest.mark.slow
-class TestHtml:
-    def test_the_page_says_both_verdicts(self):
-        """A notebook's run shows the design's verdict (red, with what went wrong) and the story's check."""
-        page = run_html(story_run("lost-response", None, "naive"))
-        assert ("<th style='text-align:left'>design</th><td style='text-align:left;color:#B34700;font-weight:bold'>"
-                "broken — 2 charge rows for one purchase; the card captured 2 times for one purchase</td>") in page
-        assert ("<th style='text-align:left'>story</th><td style='text-align:left;'>reproduces the article: "
-                "2 charges · client saw timeout, 201 → ok 201 · 0 replays</td>") in page

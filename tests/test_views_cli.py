@@ -90,13 +90,6 @@ class TestFromPython:
         assert run.mermaid().splitlines()[1] == "sequenceDiagram"
         assert run.mermaid(kind="state").splitlines()[1] == "stateDiagram-v2"
 
-    @pytest.mark.slow
-    def test_a_run_shows_itself_in_jupyter_as_html(self):
-        """`_repr_html_` embeds the figure as a PNG and lists the timeline, every text escaped."""
-        page = simulate(load("lost-response"))._repr_html_()
-        assert "<img" in page and "data:image/png;base64," in page
-        assert "201 Created {&quot;id&quot;: &quot;ch_1&quot;" in page
-
 
 class TestFastStart:
     @pytest.mark.slow

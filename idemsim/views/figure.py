@@ -84,27 +84,29 @@ LANE_MARGIN = 0.7
 
 
 # -- public ---------------------------------------------------------------------------------------------------
-def run_figure(run, lang: str | None = None):
+def run_figure(run, lang: str | None = None, *, captioned: bool = True):
     """The time-space diagram of one `idemsim.runners.simulation.Run`, as a `matplotlib.figure.Figure`, in ``lang`` (by
-    default `idemsim.base.i18n.language`: ``IDEMSIM_LANG``, else English)."""
+    default `idemsim.base.i18n.language`: ``IDEMSIM_LANG``, else English). ``captioned=False`` leaves out the title
+    and the verdict lines, for a page that says them itself (`idemsim.views.html`)."""
     lang = language(lang)
     canvas = _Canvas(lang)
     diagram = spacetime.diagram(run.trace)
     lanes = [_lane_name(lane, lang) for lane in diagram.lanes]
     left = canvas.left_margin(lanes)
     width = WIDTH - left - 0.3
-    verdict = canvas.flow(_verdict_items(run, lang), width + left - 0.35)
+    verdict = canvas.flow(_verdict_items(run, lang), width + left - 0.35) if captioned else []
     holds = green(run.summary.design_verdict)
     legend = _legend_keys([diagram])
     legend_height = canvas.legend_height(legend)
     below = 0.62 + len(verdict) * 0.3 + legend_height + 0.12
-    top = 0.62
+    top = 0.62 if captioned else 0.2
     rows = len(lanes) - 1 + 2 * LANE_MARGIN
     axes_height = max(HEIGHT - top - below, rows * MIN_PITCH)
     height = round(top + axes_height + below, 2)
     canvas.figure.set_size_inches(WIDTH, height)
     title = text("figure.title", lang, story=run.name, design=run.design, seed=run.seed)
-    canvas.text_at(0.35, height - 0.2, title, TITLE_SIZE, weight="bold", va="top")
+    if captioned:
+        canvas.text_at(0.35, height - 0.2, title, TITLE_SIZE, weight="bold", va="top")
     ax = canvas.axes(left, below, width, axes_height)
     xlim = _time_limits(diagram.end)
     panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds)
