@@ -170,19 +170,20 @@ class TestWaitsAndReplays:
             assert sum(row["replayed"]) == row["replays"], row["label"]
 
     def test_the_stacked_view_says_the_wait_on_the_duplicates_line(self, cli, monkeypatch):
-        """Stacked (a narrow terminal), the same-tx row's lines end: client saw its 201; client-dup saw its 201,
-        waited 4 s and got the identical replay."""
+        """Stacked (a narrow terminal), the same-tx row's lines end: client saw its 201; client (duplicate) saw its
+        201, waited 4 s and got the identical replay (wrapped under its indent)."""
         monkeypatch.setenv("COLUMNS", "80")
         out = cli("compare", "same-tx-wait").stdout
         block = out[out.index("\nsame-tx  charges 1"):out.index("\nsame-tx (isolation")]
-        assert [line.rstrip() for line in block.split("\n")[-2:]] == [
+        assert block.split("\n")[-3:] == [
             "  client saw 201 → ok 201",
-            "  client-dup saw 201 → ok 201; waited 4.000 s on the index; replay identical"]
+            "  client (duplicate) saw 201 → ok 201; waited 4.000 s on the index; replay",
+            "  identical"]
 
     def test_the_table_puts_the_wait_on_the_duplicates_line(self, cli, monkeypatch):
-        """In the table the wait column has a line per client: "—" beside client, 4.000 beside client-dup."""
+        """In the table the wait column has a line per client: "—" beside client, 4.000 beside client (duplicate)."""
         monkeypatch.setenv("COLUMNS", "400")
         lines = cli("compare", "same-tx-wait").stdout.split("\n")
         first = next(i for i, line in enumerate(lines) if line.startswith(" same-tx "))
         assert re.search(r" client: 201 → ok 201 +— +yes ", lines[first])
-        assert re.search(r"^ +client-dup: 201 → ok 201 +4\.000 *$", lines[first + 1])
+        assert re.search(r"^ +client \(duplicate\): 201 → ok 201 +4\.000$", lines[first + 1])

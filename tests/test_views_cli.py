@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
 import pytest
+from rich.console import Console
 
 from idemsim.runners.simulation import simulate
 from idemsim.scenario.schema import load
+from idemsim.scenario.schema import variant as variant_of
 from idemsim.views.mermaid import INIT
+from idemsim.views.terminal import print_run
 
 
 class TestMermaidOutput:
@@ -103,3 +107,27 @@ class TestFastStart:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                              cwd=tmp_path).stdout
         assert out.strip().splitlines()[-1] == "[]"
+
+
+class TestTerminalColours:
+    @staticmethod
+    def coloured(name: str, variant: str | None = None, brief: bool = True) -> list[str]:
+        """The lines `print_run` writes for a story on a colour terminal (ANSI codes kept)."""
+        out = io.StringIO()
+        console = Console(file=out, width=200, force_terminal=True, color_system="standard")
+        story = load(name) if variant is None else variant_of(load(name), variant)
+        print_run(console, simulate(story), brief=brief)
+        return out.getvalue().splitlines()
+
+    def test_an_answer_is_coloured_by_what_it_means_to_the_client(self):
+        """A 500 is the colour of unknown (magenta), never green; the 201 of a run whose design holds is green."""
+        lines = self.coloured("same-tx-wait", "rollback")
+        error = next(line for line in lines if "500 Internal Server Error for 1.1 arrives" in line)
+        created = next(line for line in lines if "201 Created for 1.2 arrives" in line)
+        assert "\x1b[35m" in error and "\x1b[32m" not in error
+        assert "\x1b[32m" in created
+
+    def test_nothing_is_green_on_a_run_whose_design_broke(self):
+        """On the naive double charge the client's ok 201 is neutral: no line of the timeline is green."""
+        lines = self.coloured("naive-double-charge", brief=False)
+        assert [line for line in lines if "\x1b[32m" in line] == []

@@ -83,7 +83,10 @@ def _max_time(seconds: Optional[float]) -> Optional[float]:
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=False, markup=False)  # input is never read as rich markup
+    """The terminal view's console: input never read as rich markup, no line ending in a space."""
+    from ..views.terminal import console
+
+    return console()
 
 
 def json_text(document: Any) -> str:

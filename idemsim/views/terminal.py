@@ -8,7 +8,9 @@ the JSON output does not also have. Text from the input reaches rich only as `Te
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import sys
 from collections import Counter
 from typing import Any
 
@@ -21,6 +23,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from ..base.http import classify
 from ..base.i18n import MESSAGES
 from ..base.i18n import text as t
 from ..base.printable import (
@@ -31,13 +34,22 @@ from ..judge.properties import describe_violation
 from ..judge.statistics import percentile
 from ..judge.summary import is_load
 from ..model.designs import DESIGNS
+from .names import amount_text, party_name
 from .prose import ProseText, cells, reflow, unwrap_japanese, wrap
-from .timeline import _outcome, describe, endpoints
+from .timeline import _outcome, describe
+from .timeline import who as who_text
 from .verdicts import design_words, green, short_design_words, short_story_words, story_reasons, story_words
 
-KIND_STYLE = {"request.lost": "bold red", "response.lost": "bold red", "api.crash": "bold red",
-              "db.wait": "yellow", "gateway.timeout": "magenta", "attempt.timeout": "magenta",
-              "op.end": "bold", "response.send": "green", "state.change": "cyan"}
+OUTCOME_STYLE = {"ok": "green", "fail": "red", "info": "magenta"}
+"""What an answer means to the client, one colour each (Jepsen's, as the figures draw them): green an ``ok``
+(2xx: it happened), red a ``fail`` (definitely not done), magenta an ``info`` (unknown: a timeout, a 409, any
+5xx). An ``ok`` is green only on a run whose design holds (`event_style`)."""
+KIND_STYLE = {"request.lost": "bold", "response.lost": "bold", "api.crash": "bold", "db.wait": "yellow",
+              "gateway.timeout": "magenta", "attempt.timeout": "magenta", "state.change": "cyan"}
+"""The events coloured by their kind: a fault in bold (its ✗ or 💥 says what it is; it is not yet a failure), a
+wait on the index yellow, a timeout the colour of unknown, a change of state cyan."""
+ANSWERS = frozenset({"response.send", "response.arrive", "attempt.end", "op.end"})
+"""The events coloured by what their answer means to the client (`OUTCOME_STYLE`)."""
 DESIGN_STYLE = {"holds": "bold green", "broken": "bold red"}
 """The design's verdict: green only when every property holds."""
 STORY_STYLE = {"reproduces": "", "no expectation": "", "differs": "yellow", "vacuous": "yellow"}
@@ -45,11 +57,65 @@ STORY_STYLE = {"reproduces": "", "no expectation": "", "differs": "yellow", "vac
 scenario file states)."""
 
 
-def kind_style(kind: str, holds: bool) -> str:
-    """The style of an event of ``kind`` in the timeline: nothing green (an answer sent) on a run whose design
-    broke a property."""
-    style = KIND_STYLE.get(kind, "")
-    return style if holds or "green" not in style else ""
+class Unpadded:
+    """A text stream (standard output, looked up at each write) that drops the spaces rich pads a line with: a
+    table pads every cell to its column, so that a piped line would end in spaces. Spaces before a newline are
+    dropped, those at the end of a write held until what follows shows whether the line goes on; colour codes
+    after them are kept. Everything else is passed through."""
+
+    _END = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$")
+
+    def __init__(self, stream=None) -> None:
+        self._stream = stream
+        self._spaces = ""
+
+    @property
+    def stream(self):
+        return self._stream if self._stream is not None else sys.stdout
+
+    def write(self, text: str) -> int:
+        lines = (self._spaces + text).split("\n")
+        self._spaces = ""
+        last = self._END.search(lines[-1])
+        if last:
+            self._spaces = lines[-1][last.start():last.start(1)]
+            lines[-1] = lines[-1][:last.start()] + last.group(1)
+        self.stream.write("\n".join([self._END.sub(r"\1", line) for line in lines[:-1]] + lines[-1:]))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def console() -> Console:
+    """The console every command prints on: standard output, no line ending in a space (`Unpadded`); what it
+    prints is never read as rich markup, nor highlighted."""
+    return Console(file=Unpadded(), highlight=False, soft_wrap=False, markup=False)
+
+
+def event_style(e, holds: bool, methods: dict[str, str] | None = None) -> str:
+    """The style of an event in the timeline: an answer by what it means to the client (`OUTCOME_STYLE`; the
+    method of its request, from ``methods``, decides a DELETE's 404), an operation's end in bold too, others by
+    their kind; nothing green on a run whose design broke a property, an ``ok`` there neutral."""
+    d = e.data
+    if e.kind not in ANSWERS:
+        return KIND_STYLE.get(e.kind, "")
+    if e.kind == "response.arrive" and d.get("ignored"):
+        return "dim"
+    outcome = d.get("outcome") or classify(d.get("status"), (methods or {}).get(d.get("request")))
+    style = OUTCOME_STYLE[outcome] if holds or outcome != "ok" else ""
+    return f"bold {style}".rstrip() if e.kind == "op.end" else style
+
+
+def request_methods(run) -> dict[str, str]:
+    """Each request's HTTP method, by its id (``1.2``): how the client reads a DELETE's 404."""
+    return {e.data["request"]: e.data["method"] for e in run.trace if e.kind == "attempt.send"}
 
 
 def timeline_table(run, lang: str = "en") -> Table:
@@ -69,15 +135,14 @@ def _timeline_rows(run, lang: str) -> list[tuple[str, str, str, str]]:
     """Each event as the timeline table shows it: time, who to whom, what happened, and its style."""
     rows = []
     holds = green(run.summary.design_verdict)
+    methods = request_methods(run)
     for e in run.trace:
-        src, dst = endpoints(e)
-        style = kind_style(e.kind, holds)
+        style = event_style(e, holds, methods)
         if e.kind == "db.result" and e.data.get("waited"):
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        rows.append((f"{e.t:.3f}", safe(f"{src} → {dst}" if dst else src), safe(describe(e, short=True, lang=lang)),
-                     style))
+        rows.append((f"{e.t:.3f}", safe(who_text(e, lang)), safe(describe(e, short=True, lang=lang)), style))
     return rows
 
 
@@ -157,19 +222,34 @@ BRIEF_KINDS = frozenset({"op.start", "attempt.send", "request.lost", "request.re
 
 
 def brief_lines(run, width: int, lang: str = "en") -> list[Text]:
-    """The exchange between client and API, one line an event, cut to ``width`` with an ellipsis."""
-    lines = [Text(safe(t("term.title", lang, name=run.name, design=run.design)), style="bold")]
+    """The exchange between client and API, one event a row of three aligned columns: the time, who to whom
+    (as wide as the widest name in the run) and what happened, wrapped under itself (`prose.wrap`) within
+    ``width``, never cut."""
+    lines = [Text(safe(t("term.title", lang, name=run.name, design=run.design)), style="bold", overflow="fold")]
     holds = green(run.summary.design_verdict)
-    for e in run.trace:
-        if e.kind not in BRIEF_KINDS:
-            continue
-        src, dst = endpoints(e)
-        who = safe(f"{src} → {dst}" if dst else src)
-        line = Text(f"{e.t:8.3f}  {who:<15} ", no_wrap=True, overflow="ellipsis")
-        line.append(safe(describe(e, lang=lang)), style=kind_style(e.kind, holds))
-        line.truncate(width, overflow="ellipsis")
-        lines.append(line)
+    methods = request_methods(run)
+    rows = [(f"{e.t:8.3f}", safe(who_text(e, lang)), safe(describe(e, lang=lang)), event_style(e, holds, methods))
+            for e in run.trace if e.kind in BRIEF_KINDS]
+    names = max((cells(w) for _, w, _, _ in rows), default=0)
+    indent = 8 + 2 + names + 2
+    if width - indent < BRIEF_TEXT:  # names too wide for a column: what happened goes under its row's head
+        names, indent = 0, 10
+    for at, w, what, style in rows:
+        head = f"{at}  {w}{' ' * (names - cells(w))}  " if names else f"{at}  {w}"
+        pieces = wrap(what, max(1, width - indent)) or [""]
+        if not names:
+            lines.append(Text(head, overflow="fold"))
+            head = " " * indent
+        for i, piece in enumerate(pieces):
+            line = Text(head if i == 0 else " " * indent)
+            line.append(piece, style=style)
+            lines.append(line)
     return lines
+
+
+BRIEF_TEXT = 30
+"""The narrowest column ``--brief`` gives what happened beside the names; on a narrower terminal the description
+goes on its own lines under each row's time and names."""
 
 
 def _seen_statuses(seen: list, lang: str) -> str:
@@ -187,8 +267,8 @@ def _money(ledger: list[dict], lang: str = "en") -> str:
     three of a long ledger)."""
     if not ledger:
         return t("term.money_none", lang)
-    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"])
-                                     for c in ledger[:3])
+    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=amount_text(c["amount"], lang),
+                                       t=c["t"]) for c in ledger[:3])
     more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
     return f"{len(ledger)}  ({shown}{more})"
 
@@ -268,9 +348,9 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
     _row(table, t("term.charges", lang), str(s.charges))
     _row(table, t("term.captures", lang), _money(s.ledger, lang))
     for op in ([] if is_load(run) else s.operations):
-        label = Text(t("term.client_saw", lang) if len(s.operations) == 1 else
-                     safe(t("term.op_saw", lang, op=op["op"], client=op["client"])))
-        _row(table, label, _seen(op, lang))
+        one = len(s.operations) == 1
+        label = t("term.client_saw", lang) if one else t("term.op_saw", lang, op=op["op"])
+        _row(table, label, _seen(op, lang) if one else f"{party_name(op['client'], lang)}: {_seen(op, lang)}")
     if s.replays:
         _row(table, t("term.replayed", lang), t("term.identical", lang) if s.replay_identical
                       else t("term.different", lang))
@@ -340,7 +420,7 @@ def print_run(console: Console, run, sets: list[str] | None = None, source: str 
         console.print(load_table(run, console.width, lang))
     elif brief:
         for line in brief_lines(run, console.width, lang):
-            console.print(line, soft_wrap=True)
+            console.print(line, crop=False)
     else:
         print_timeline(console, run, lang)
     console.print(summary_table(run, sets, source, lang))
@@ -363,9 +443,9 @@ def _ended(row: dict, saw: bool = False, lang: str = "en") -> list[str]:
         said = t("term.seen", lang, seen=_seen_statuses(seen, lang), outcome=_outcome(outcome, lang),
                  status=seen[-1] if seen else "").rstrip()
         if saw:
-            said = t("cmp.ended_saw", lang, client=client, seen=said)
+            said = t("cmp.ended_saw", lang, client=party_name(client, lang), seen=said)
         elif len(row["seen"]) > 1:
-            said = f"{client}: {said}"
+            said = f"{party_name(client, lang)}: {said}"
         out.append(said)
     return out
 

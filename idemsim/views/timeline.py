@@ -15,6 +15,8 @@ from ..base.i18n import MESSAGES
 from ..base.i18n import text as t
 from ..model.db.sql import literal, sql_for
 from ..model.trace import Event
+from .names import amount_text, attempt_name, party_name
+from .prose import cells
 
 
 def _json(value: Any) -> str:
@@ -56,7 +58,7 @@ def _db_result(d: dict, lang: str = "en") -> str:
         out = t("tl.ok", lang)
     if d.get("waited"):
         out += t("tl.waited", lang, seconds=d["waited"],
-                 who=", ".join(d["blocked_by"]) or t("tl.another", lang))
+                 who=", ".join(party_name(p, lang) for p in d["blocked_by"]) or t("tl.another", lang))
     return out
 
 
@@ -110,7 +112,7 @@ def describe(e: Event, short: bool = False, lang: str = "en") -> str:
     if k in ("db.wait", "db.result") and d["op"] != "disconnect":
         sql = short_sql(d["op"], d["fields"]) if short else _sql(sql_for(d["op"], d["fields"]))
         if k == "db.wait":
-            return t("tl.db_wait", lang, sql=sql, holder=d["blocked_by"])
+            return t("tl.db_wait", lang, sql=sql, holder=party_name(d["blocked_by"], lang))
         return t("tl.db_result", lang, sql=sql, result=_db_result(d, lang))
     if k == "db.result":
         return t("tl.disconnect", lang)
@@ -119,12 +121,12 @@ def describe(e: Event, short: bool = False, lang: str = "en") -> str:
         return t("tl.op_start", lang, op=d["op"], method=d["method"], path=d["path"], body=body)
     if k == "attempt.send":
         key = t("tl.key", lang, key=d["key"]) if d["key"] else t("tl.no_key", lang)
-        return t("tl.send", lang, method=d["method"], path=d["path"], key=key, attempt=d["attempt"],
+        return t("tl.send", lang, method=d["method"], path=d["path"], key=key, attempt=attempt_name(d["attempt"], lang),
                  request=d["request"])
     if k in ("request.lost", "response.lost"):
         return t(f"tl.{k.split('.')[0]}_lost", lang, request=d["request"], fault=_fault(d, lang))
     if k == "request.arrive":
-        return t("tl.arrive", lang, request=d["request"], handler=d["handler"])
+        return t("tl.arrive", lang, request=d["request"], handler=party_name(d["handler"], lang))
     if k == "request.refused":
         return t("tl.refused", lang, request=d["request"])
     if k == "api.sleep":
@@ -154,8 +156,8 @@ def describe(e: Event, short: bool = False, lang: str = "en") -> str:
     if k == "attempt.timeout":
         return t("tl.attempt_timeout", lang, request=d["request"], seconds=d["after"])
     if k == "attempt.end":
-        return t("tl.attempt_end", lang, attempt=d["attempt"], op=d["op"], outcome=_outcome(d["outcome"], lang),
-                 status=_status(d["status"], lang))
+        return t("tl.attempt_end", lang, attempt=attempt_name(d["attempt"], lang), op=d["op"],
+                 outcome=_outcome(d["outcome"], lang), status=_status(d["status"], lang))
     if k == "client.backoff":
         return t("tl.backoff", lang, seconds=d["seconds"])
     if k == "client.give_up":
@@ -183,11 +185,11 @@ def _processor(k: str, d: dict, lang: str = "en") -> str:
     if k == "processor.call":
         key = t("tl.processor_key", lang, key=d["key"]) if d["key"] else t("tl.processor_no_key", lang)
         request = t("tl.call_for", lang, request=d["request"]) if d["request"] else ""
-        return t("tl.call", lang, amount=d["amount"], key=key, request=request)
+        return t("tl.call", lang, amount=amount_text(d["amount"], lang), key=key, request=request)
     if k == "processor.lookup":
         return t("tl.lookup", lang, key=d["key"])
     if k == "processor.capture":
-        return t("tl.capture", lang, amount=d["amount"], capture=d["capture"])
+        return t("tl.capture", lang, amount=amount_text(d["amount"], lang), capture=d["capture"])
     if k == "processor.replay":
         return t("tl.replay", lang, key=d["key"], capture=d["capture"] or t("tl.first_answer", lang))
     if k == "processor.in_use":
@@ -195,12 +197,13 @@ def _processor(k: str, d: dict, lang: str = "en") -> str:
     if k == "processor.decline":
         return t("tl.decline", lang, fault=_fault(d, lang))
     if k == "processor.refuse":
-        return t("tl.refuse", lang, key=d["key"], first=d["first"], amount=d["amount"])
+        return t("tl.refuse", lang, key=d["key"], first=amount_text(d["first"], lang),
+                 amount=amount_text(d["amount"], lang))
     if k == "processor.answer":
         what = t(f"tl.answer.{d['outcome']}", lang, capture=d["capture"])
         return what + (t("tl.a_replay", lang) if d["replayed"] else "")
     if k == "processor.lost":
-        return t("tl.processor_lost", lang, handler=d["dst"], fault=_fault(d, lang))
+        return t("tl.processor_lost", lang, handler=party_name(d["dst"], lang), fault=_fault(d, lang))
     if k == "processor.timeout":
         return t("tl.processor_timeout", lang, seconds=d["after"])
     if k == "processor.ignored":
@@ -219,14 +222,20 @@ def endpoints(e: Event) -> tuple[str, str]:
     return e.actor, e.target or ""
 
 
-def rows(events: Iterable[Event]) -> list[tuple[str, str, str, str]]:
-    return [(f"{e.t:8.3f}", *endpoints(e), describe(e)) for e in events]
+def who(e: Event, lang: str = "en") -> str:
+    """Who did it, and to whom, by their display names (`names.party_name`): ``API #1 → DB``, ``client``."""
+    src, dst = endpoints(e)
+    return f"{party_name(src, lang)} → {party_name(dst, lang)}" if dst else party_name(src, lang)
 
 
-def plain(events: Iterable[Event]) -> str:
-    """The timeline as fixed-width text (golden files compare this)."""
-    lines = []
-    for at, src, dst, text in rows(events):
-        arrow = f"{src} → {dst}" if dst else src
-        lines.append(f"{at}  {arrow:<18}  {text}")
-    return "\n".join(lines) + "\n"
+def rows(events: Iterable[Event], lang: str = "en") -> list[tuple[str, str, str]]:
+    """Each event as ``(time, who, what)``: the time to the millisecond, `who` and `describe`."""
+    return [(f"{e.t:8.3f}", who(e, lang), describe(e, lang=lang)) for e in events]
+
+
+def plain(events: Iterable[Event], lang: str = "en") -> str:
+    """The timeline as fixed-width text, its who column as wide as its widest name (golden files compare this);
+    no line ends in a space."""
+    table = rows(events, lang)
+    width = max((cells(w) for _, w, _ in table), default=0)
+    return "".join(f"{at}  {w}{' ' * (width - cells(w))}  {text}".rstrip() + "\n" for at, w, text in table)
