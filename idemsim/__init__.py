@@ -149,8 +149,9 @@ def timeline(run) -> str:
 
 def comparison_figure(runs, lang: str | None = None):
     """One panel per run, side by side, as ``idemsim compare NAME --plot FILE`` draws them: a matplotlib Figure.
-    ``runs`` is a `Comparison` (its ``runs``) or any list of runs; ``lang`` as for `Run.figure`."""
-    from .views.figure import comparison_figure as draw
+    ``runs`` is a `Comparison` (its ``runs``) or any list of runs; ``lang`` as for `Run.figure`. A load is drawn as
+    its connection pool, one panel per design."""
+    from .views.sweep_plot import comparison_figure as draw
 
     return draw(getattr(runs, "runs", runs), lang)
 

@@ -212,6 +212,60 @@ class TestTheLoadViews:
         full = cli("run", "herd", "--set", "arrivals.count=30", "--full").stdout
         assert len(full.splitlines()) > 200
 
+    def test_the_pool_is_busy_waiting_or_idle_at_every_step(self):
+        """At every step of the pool's series, busy + waiting + idle is the pool's size, none below 0; same-tx's
+        duplicates hold connections while they wait on the index, committed-first's never do."""
+        from idemsim.scenario.schema import load
+        from idemsim.views.sweep_plot import pool_series
+
+        pool = load("pool")
+        for design, waits in (("same-tx", True), ("committed-first", False)):
+            run = simulate(pool, design)
+            series = pool_series(run.trace, 10)
+            steps = list(zip(series.busy, series.waiting, series.idle, series.queued))
+            assert all(b + w + i == 10 and min(b, w, i, q) >= 0 for b, w, i, q in steps)
+            assert series.times == sorted(series.times) and series.times[0] >= 0
+            assert (max(series.waiting) > 0) is waits
+            assert max(series.queued) > 0 and (series.busy[-1], series.waiting[-1], series.queued[-1]) == (0, 0, 0)
+            assert max(series.waiting) <= run.summary.waiting_peak
+
+    def test_the_series_follows_a_queued_request(self):
+        """One connection, two purchases arriving at 0.05 s: the second queues until the first answers (0.25 s),
+        then takes the connection and answers at 0.45 s; the connection is idle until the run ends."""
+        from idemsim.views.sweep_plot import pool_series
+
+        s = scenario(api={"pool_size": 1},
+                     operations=[{"body": {"amount": 1000}, "key": "k-1"}, {"body": {"amount": 2000}, "key": "k-2"}])
+        series = pool_series(simulate(s, "same-tx").trace, 1)
+        assert [(round(t, 3), b, w, i, q) for t, b, w, i, q in zip(series.times, series.busy, series.waiting,
+                                                                  series.idle, series.queued)] == [
+            (0.05, 1, 0, 0, 1), (0.25, 1, 0, 0, 0), (0.45, 0, 0, 1, 0), (0.5, 0, 0, 1, 0)]
+
+    def test_plot_draws_the_pool_of_a_load(self, cli, tmp_path):
+        """`idemsim plot pool` draws the pool's connections (busy, waiting, idle), the requests queued for one,
+        and the attempts per second, every axis from 0."""
+        from idemsim.scenario.schema import load
+        from idemsim.views.sweep_plot import load_figure
+
+        fig = load_figure(simulate(load("pool"), "same-tx"))
+        pool, attempts = fig.axes
+        assert [t.get_text() for t in pool.get_legend().get_texts()] == [
+            "busy", "held, waiting on the index or a lock", "idle", "requests queued for a connection"]
+        assert pool.get_ylim()[0] == 0 and attempts.get_ylim()[0] == 0 and pool.get_xlim()[0] == 0
+        assert pool.get_title(loc="left").startswith("the pool: 10 connections · waits for a connection: p95 ")
+        result = cli("plot", "pool", "-o", tmp_path / "pool.svg")
+        assert result.exit_code == 0, result.output
+        assert "requests queued for a connection" in (tmp_path / "pool.svg").read_text()
+
+    @pytest.mark.slow
+    def test_compare_draws_a_load_as_its_pool_under_each_design(self, cli, tmp_path):
+        """`idemsim compare pool --plot F` draws one pool panel per design (it once ran for minutes drawing
+        thousands of lanes)."""
+        plot = tmp_path / "compare-pool.png"
+        result = cli("compare", "pool", "--plot", plot)
+        assert result.exit_code == 0, result.output
+        assert plot.read_bytes().startswith(b"\x89PNG")
+
     def test_plot_draws_attempts_per_second_for_a_load(self, cli, tmp_path):
         """`idemsim plot herd` draws the attempts per second over time, not a lane per client."""
         result = cli("plot", "herd", "-o", tmp_path / "herd.svg", "--set", "arrivals.count=50")

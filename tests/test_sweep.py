@@ -186,6 +186,50 @@ class TestTheCommand:
         assert message in one_line(cli("sweep", *args, "--seeds", "1", "--workers", "1"))
 
 
+class TestTheFigure:
+    @pytest.mark.parametrize("lang, field, measures", [
+        ("en", "response loss rate", ["double charge (rate)", "attempts per purchase"]),
+        ("ja", "応答が失われる確率", ["二重課金の割合", "1 件の購入あたりの送信数"]),
+    ])
+    def test_the_axes_are_labelled_in_words_the_fields_path_in_small_print(self, lang, field, measures):
+        """The varied field and the measures are named in the figure's language; the field's path is printed
+        once, smaller, under its words."""
+        from idemsim.views import sweep_plot
+
+        result = sw.run(small("loss", ["network.response.loss=0,0.3"], ["naive", "same-tx"], 2))
+        fig = sweep_plot.figure(result, load("loss").sweep, lang)
+        assert [a.get_ylabel() for a in fig.axes] == measures
+        assert [a.get_xlabel() for a in fig.axes] == ["", field]
+        small_print = [t for t in fig.axes[-1].texts if t.get_text() == "network.response.loss"]
+        assert len(small_print) == 1
+        assert small_print[0].get_fontsize() < fig.axes[-1].xaxis.label.get_fontsize()
+
+    def test_each_design_keeps_its_name_and_its_style(self):
+        """A line is labelled with its design's name and drawn in the design's colour, dashes and marker."""
+        from idemsim.views import sweep_plot
+        from idemsim.views.styles import design_style
+
+        result = sw.run(small("loss", ["network.response.loss=0,0.3"], ["same-tx", "committed-first"], 2))
+        fig = sweep_plot.figure(result, load("loss").sweep, "ja")
+        lines = [(line.get_label(), line.get_color(), line.get_marker()) for line in fig.axes[1].get_lines()]
+        assert lines == [(d, design_style(d).colour, design_style(d).marker) for d in ("same-tx", "committed-first")]
+
+    def test_a_field_without_words_is_named_by_its_path(self):
+        """A field the catalogue has no words for (one a user varies) is labelled with its path, once."""
+        from idemsim.views import sweep_plot
+
+        assert sweep_plot.field_words("client.multiplier", "ja") == "client.multiplier"
+        assert sweep_plot.field_words("api.ttl", "en") == "retention of a key record, TTL (s)"
+
+    def test_sweep_prints_where_it_drew_the_figure(self, cli, tmp_path):
+        """`idemsim sweep --plot F` prints F after its table."""
+        plot = tmp_path / "loss.png"
+        result = cli("sweep", "loss", "--vary", "network.response.loss=0,0.3", "--design", "naive", "--seeds", "2",
+                     "--workers", "1", "--quiet", "--plot", plot)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines()[-1] == str(plot) and plot.read_bytes().startswith(b"\x89PNG")
+
+
 class TestInJapanese:
     def test_the_figure_has_the_scenarios_japanese_title_and_the_marks_japanese_labels(self):
         """Under lang="ja" the figure's title is the [ja] title and the retry-window mark reads in Japanese."""

@@ -441,6 +441,8 @@ def sweep(
             with user_errors():
                 _write_atomically(output, text)
             print(safe(output))
+    if plot is not None:  # where the figure went; on stderr when stdout carries the JSON or CSV itself
+        print(safe(plot), file=sys.stdout if text is None or output is not None else sys.stderr)
 
 
 def _check_writable(path: str) -> None:
@@ -551,7 +553,9 @@ def compare(
                                     designs or None)
         comparison.source = scenario
         if plot is not None:
-            figure.save(figure.comparison_figure(comparison.runs, language), plot)
+            from ..views.sweep_plot import comparison_figure  # a load's: its pool under each design
+
+            figure.save(comparison_figure(comparison.runs, language), plot)
     if format is Format.json:
         print_json(comparison.to_json())
     else:
