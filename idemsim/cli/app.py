@@ -37,7 +37,9 @@ from rich.console import Console
 
 from .. import __version__
 from ..base.errors import InputError, os_reason
+from ..base.output import check_output, is_standard_output, write_output
 from ..base.printable import one_line, safe
+from ..base.readers import label
 from ..kernel import collector
 from .common import LANG_OPTION, LANGUAGE, Lang, OneLineTyper, user_errors
 from .common import choose_language as _lang
@@ -247,7 +249,7 @@ def plot(
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         story = pick(loaded, variant, set_) if variant is not None else loaded
-        target = output or f"{Path(scenario).stem}.png"
+        target = output if output is not None else f"{Path(scenario).stem}.png"
         from ..views import figure
 
         figure.check_path(target)
@@ -260,7 +262,8 @@ def plot(
             figure.save(attempts_figure(result, language), target)
         else:
             figure.save(figure.run_figure(result, language), target)
-    print(safe(target))
+    if not is_standard_output(target):
+        print(safe(target))
 
 
 @app.command()
@@ -414,9 +417,7 @@ def sweep(
         spec = sw.Sweep(loaded, axes, designs, seeds or (config.seeds if config else 100), seed, list(set_),
                         variant)
         spec.points()  # every point validated before anything runs
-        for path in (output, plot):
-            if path is not None:
-                _check_writable(path)
+        _check_outputs(output, plot, format.value)
         if plot is not None:
             from ..views import sweep_plot
 
@@ -439,40 +440,38 @@ def sweep(
             print(text, end="")
         else:
             with user_errors():
-                _write_atomically(output, text)
-            print(safe(output))
+                written = write_output(output, text)
+            if written != "standard output":
+                print(safe(output))
     if plot is not None:  # where the figure went; on stderr when stdout carries the JSON or CSV itself
         print(safe(plot), file=sys.stdout if text is None or output is not None else sys.stderr)
 
 
-def _check_writable(path: str) -> None:
-    from pathlib import Path
+def _check_outputs(output: Optional[str], plot: Optional[str], format: str) -> None:
+    """Refuse, before a sweep runs, files it could not write or would write wrongly: what
+    `idemsim.base.output.check_output` refuses, ``-o`` with ``--format text`` (the table goes to the terminal)
+    or with a .json or .csv name that contradicts ``--format``, and ``-o`` and ``--plot`` naming one file."""
+    if output is not None:
+        suffix = os.path.splitext(output)[1].lower().lstrip(".")
+        if format == "text":
+            raise InputError("err.output.text", file=label(output))
+        if suffix in ("json", "csv") and suffix != format:
+            raise InputError("err.output.suffix", file=label(output), suffix=f".{suffix}", format=format)
+    for path in (output, plot):
+        if path is not None:
+            check_output(path)
+    if output is not None and plot is not None and _same_file(output, plot):
+        raise InputError("err.output.same_file", file=label(output), plot=label(plot))
 
-    target = Path(path)
-    if not path.strip() or target.is_dir():
-        raise InputError("err.give_file_name", file=repr(path))
-    if not (target.parent if str(target.parent) else Path(".")).is_dir():
-        raise InputError("err.no_such_directory", file=path, directory=repr(str(target.parent)))
 
-
-def _write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a temporary file in the same directory, then a rename)."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (through links, ``./``, or as one existing file)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except OSError as error:
-        raise InputError("err.cannot_write", file=path, reason=os_reason(error)) from None
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 @contextmanager
@@ -589,6 +588,19 @@ class _GuardedStdout:
             except OSError as e:
                 self.error = e
         return len(text)
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write bytes (a file asked for as ``/dev/stdout``) after the text written so far, keeping an error as
+        `write` does."""
+        if self.error is None:
+            try:
+                if self.stream is None:
+                    raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+                self.stream.flush()
+                self.stream.buffer.write(data)
+                self.stream.buffer.flush()
+            except OSError as e:
+                self.error = e
 
     def flush(self) -> None:
         if self.error is None and self.stream is not None:

@@ -42,8 +42,10 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel
 
-from ..base.errors import InputError, os_reason
+from ..base.errors import InputError
 from ..base.i18n import text as t
+from ..base.output import check_output, write_output
+from ..base.readers import label, parse_toml
 from ..judge.properties import PROPERTIES, Violation, check, describe_violation
 from ..model.designs import DESIGNS, completer_period, recovery_lease, resolve_design
 from ..model.faults import CRASH_POINTS, Crash, Duplicate, LoseMessage
@@ -492,18 +494,19 @@ def default_path(design: str, seed: int) -> str:
 
 
 def check_save_path(path: str, force: bool = False) -> None:
-    """Refuse, before any search, a ``--save`` path that is empty, a directory, in a directory that does not
-    exist, or an existing file (unless ``force``)."""
+    """Refuse, before any search, a ``--save`` path that is empty, an existing file (unless ``force``), or what
+    `idemsim.base.output.check_output` refuses (a directory, a folder that does not exist or where no file can
+    be made, a name too long)."""
     if not path.strip():
         raise InputError("err.give_file_name", file="--save ''")
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise InputError("err.is_directory", file=f"--save {path}")
-    if target.exists() and not force:
-        raise InputError("err.save.exists", path=path)
-    if not directory.is_dir():
-        raise InputError("err.no_such_directory", file=f"--save {path}", directory=repr(str(directory)))
+    name = f"--save {path}"
+    try:
+        exists = os.path.isfile(path)  # a device, a FIFO or standard output is written through, not replaced
+    except ValueError:
+        exists = False
+    if exists and not force:
+        raise InputError("err.save.exists", path=label(path))
+    check_output(path, name)
 
 
 def scenario_document(cx: Counterexample, command: str) -> dict[str, Any]:
@@ -578,9 +581,9 @@ def _check_saveable(scenario: Scenario) -> None:
 
 
 def save(cx: Counterexample, path: str, command: str) -> str:
-    """Write ``cx`` as a scenario file at ``path`` atomically (temp file + ``os.replace``), then replay it and
-    check that the replay is the same run event for event and reproduces what the file states. Returns the
-    path."""
+    """Write ``cx`` as a scenario file at ``path`` (`idemsim.base.output.write_output`: atomically), then replay
+    it and check that the replay is the same run event for event and reproduces what the file states. Returns
+    the path."""
 
     target = Path(path)
     header = (f"# A counterexample found by: {command}\n"
@@ -588,22 +591,14 @@ def save(cx: Counterexample, path: str, command: str) -> str:
               f"# (exit 0 while it reproduces what [expect.{cx.run.design}] states, breaks included)\n"
               f"# Or, with no file: {cx.reproduce_command()}\n\n")
     text = header + tomli_w.dumps(scenario_document(cx, command))
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as e:
-        raise InputError("err.cannot_write", file=f"--save {path}", reason=os_reason(e)) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # the usual mode of a new file, not mkstemp's 0600
-        os.replace(tmp, target)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError("err.cannot_write", file=f"--save {path}", reason=os_reason(e)) from None
-    replay = simulate(load(str(target), max_time=cx.run.scenario._max_time))
+    written = write_output(path, text, f"--save {path}")
+    bound = cx.run.scenario._max_time
+    if written == "file":
+        replay = simulate(load(str(target), max_time=bound))
+    else:  # a device, a FIFO or standard output: replayed from what was written there
+        raw = parse_toml(text, label(target))
+        raw.setdefault("name", target.stem)  # as `load` names a file's story
+        replay = simulate(validate(raw, label(target), max_time=bound))
     if replay.trace.to_json() != cx.run.trace.to_json() or replay.summary.story_check != "reproduces":
         raise RuntimeError(f"{target}: the saved counterexample does not replay the same run")
     cx.saved = str(target)

@@ -19,21 +19,22 @@ Guarantees:
   the axes are placed by `idemsim.views.placement`, which shortens or drops a label rather than let it cover
   another. The figure is 12.8 × 7.2 inches at 100 dpi (1280 × 720 pixels), taller only when the lanes need it.
 - The same run gives the same figure, and `save` writes byte-identical SVG and PDF for it (no date, a fixed
-  hash salt), atomically (a temporary file in the same directory, then ``os.replace``).
+  hash salt), as `idemsim.base.output.write_output` writes any file: atomically, a symbolic link followed, a
+  device or FIFO written through.
 """
 
 from __future__ import annotations
 
-import itertools
+import io
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..base.errors import InputError, Message
 from ..base.i18n import language, text
+from ..base.output import check_output, write_output, writes_through
 from . import placement, spacetime
 from .verdicts import design_words, green, problems, short_story_words
 
@@ -172,15 +173,23 @@ def comparison_figure(runs, lang: str | None = None):
 
 def check_path(path) -> None:
     """Refuse, before anything is simulated, a path a figure cannot be saved to: an extension other than
-    ``.png``, ``.svg`` or ``.pdf``, a directory, or a directory that does not exist."""
-    path = Path(path)
-    if path.suffix.lower().lstrip(".") not in FORMATS:
-        raise _not_a_figure(path)
-    if path.is_dir():
-        raise InputError("err.is_directory", file=str(path))
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError("err.no_such_directory", file=str(path), directory=repr(str(directory)))
+    ``.png``, ``.svg`` or ``.pdf``, and what `idemsim.base.output.check_output` refuses (an empty name, a
+    directory, a folder that does not exist or where no file can be made, a name too long)."""
+    if not str(path).strip():
+        raise InputError("err.give_file_name", file=repr(str(path)))
+    _format(Path(path))
+    check_output(str(path))
+
+
+def _format(path: Path) -> str:
+    """The format a figure is saved in: its file's extension; PNG where the name has none of the three and
+    the file is written through (``/dev/stdout``, a FIFO, a device)."""
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt in FORMATS:
+        return fmt
+    if writes_through(str(path)):
+        return "png"
+    raise _not_a_figure(path)
 
 
 def _not_a_figure(path: Path) -> InputError:
@@ -213,35 +222,18 @@ class fonts:
 
 
 def save(figure, path) -> Path:
-    """Write ``figure`` to ``path`` as PNG, SVG or PDF (by the extension), atomically and deterministically."""
+    """Write ``figure`` to ``path`` as PNG, SVG or PDF (by the extension), deterministically, as
+    `idemsim.base.output.write_output` writes a file (atomically; a device or FIFO written through)."""
     path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in FORMATS:
-        raise _not_a_figure(path)
+    fmt = _format(path)
     import matplotlib
 
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
-    fd, temporary = _create_beside(path)
-    try:
-        with os.fdopen(fd, "wb") as out, matplotlib.rc_context({"svg.hashsalt": "idemsim", "svg.fonttype": "path",
-                                                                 "pdf.fonttype": 42}):
-            figure.savefig(out, format=fmt, dpi=DPI, metadata=metadata)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    drawn = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "idemsim", "svg.fonttype": "path", "pdf.fonttype": 42}):
+        figure.savefig(drawn, format=fmt, dpi=DPI, metadata=metadata)
+    write_output(str(path), drawn.getvalue())
     return path
-
-
-def _create_beside(path: Path) -> tuple[int, Path]:
-    """A new file in ``path``'s directory, opened for writing, with the permissions the umask gives."""
-    for n in itertools.count():
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{n}.tmp")
-        try:
-            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temporary
-        except FileExistsError:
-            continue
-    raise AssertionError("unreachable")
 
 
 def _panel_name(run, first) -> str:

@@ -117,10 +117,14 @@ def breaks(line: str, width: int) -> list[int]:
         if offsets or row is not rows[0]:
             offsets.append(row[0][0])
         at, text = row[0][0], "".join(t for _, t in row).rstrip(" ")
-        while cells(text) > width:  # one word wider than the line: fold it
-            cut = next(i for i in range(len(text), 0, -1) if cells(text[:i]) <= width)
-            at, text = at + cut, text[cut:]
-            offsets.append(at)
+        if cells(text) > width:  # one word wider than the line: fold it, in one pass over its characters
+            used = 0
+            for i, ch in enumerate(text):
+                size = cells(ch)
+                if used and used + size > width:
+                    offsets.append(at + i)
+                    used = 0
+                used += size
     return [o for o in offsets if 0 < o < len(line)]
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ...base.errors import InputError
+from ...base.printable import shown
+from ...base.readers import label
 from .spec import SHIPPED_POINTS, Design, default_options, recovery_lease
 
 
@@ -91,10 +93,14 @@ def resolve_design(name: str) -> str:
         return name
     path, sep, function = name.rpartition(":")
     if not sep or not path.endswith(".py") or not function:
-        raise InputError("err.design.unknown", name=repr(name), designs=", ".join(DESIGNS))
+        raise InputError("err.design.unknown", name=shown(name), designs=", ".join(DESIGNS))
     source = Path(path)
-    if not source.is_file():
-        raise InputError("err.design.no_file", name=name, path=repr(path))
+    try:
+        found = source.is_file()
+    except (OSError, ValueError):  # a name or a path too long for any file
+        found = False
+    if not found:
+        raise InputError("err.design.no_file", name=label(name), path=repr(label(path)))
     module_name = f"idemsim_design_{abs(hash(str(source.resolve()))):x}"
     spec = importlib.util.spec_from_file_location(module_name, source)
     module = importlib.util.module_from_spec(spec)
