@@ -113,6 +113,17 @@ class TestKeyTrack:
             ("api#1", "rolled_back", False), ("api#2", None, True)]
 
 
+    def test_a_key_registered_outside_a_transaction_outlives_the_crash(self):
+        """split-transactions: the key's INSERT commits on its own; the crash leaves the record in_progress under
+        API #1 to the end of the run, and the client, told ok, believes paid where nothing was captured."""
+        sc = scene(story_run("split-transactions"), "en")
+        record, = sc.keys[0].records
+        assert ([(s.state, s.start, s.end, s.owner) for s in record.states], record.ended) == (
+            [("in_progress", 0.05, 2.6, "api#1")], None)
+        assert [(s.believes, s.captured, s.differs) for s in sc.beliefs[0].spans if s.told] == [
+            ("unknown", 0, False), ("paid", 0, True)]
+
+
 class TestLedger:
     def test_the_second_charge_and_capture_of_one_purchase_are_duplicates_named_as_a_pair(self):
         """naive-double-charge: ch_2 and cap_2 are the second of purchase 1, each pair named."""

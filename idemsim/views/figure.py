@@ -258,11 +258,11 @@ _TRACKS = ("belief", "key", "charges", "captures")
 
 
 def _without_tracks(scene: Scene) -> Scene:
-    """The scene of a comparison's panel: its parties only."""
+    """The scene of a comparison's panel: its parties' lanes only (a second charge or capture of one purchase
+    is still red on them)."""
     from dataclasses import replace  # (lazy: only a comparison needs it)
 
-    return replace(scene, lanes=[lane for lane in scene.lanes if lane.role not in _TRACKS], keys=[], ledger=[],
-                   beliefs=[])
+    return replace(scene, lanes=[lane for lane in scene.lanes if lane.role not in _TRACKS])
 
 
 def _status(status, lang: str) -> str:
@@ -444,11 +444,12 @@ def _legend_keys(diagrams) -> list[str]:
         for mark in d.marks:
             if mark.kind in ("statement", "charge", "capture"):
                 present.add(mark.kind)
-        if d.keys:
+        roles = {lane.role for lane in d.lanes}
+        if "key" in roles:
             present.add("key")
         if any(p.pairs for p in d.ledger):
             present.add("duplicate")
-        if any(s.differs for b in d.beliefs for s in b.spans):
+        if "belief" in roles and any(s.differs for b in d.beliefs for s in b.spans):
             present.add("belief_wrong")
     return [k for k in _LEGEND_ORDER if k in present]
 
@@ -824,10 +825,11 @@ class _Panel:
             for record in track.records:
                 for state in record.states:
                     color = KEY_COLOR.get(state.state, "#DDDDDD")
-                    self.band(state.start, state.end, y, 0.16, facecolor=color, edgecolor="#555555", lw=0.6,
+                    stop = right if record.ended is None and state is record.states[-1] else state.end  # kept on
+                    self.band(state.start, stop, y, 0.16, facecolor=color, edgecolor="#555555", lw=0.6,
                               zorder=2.2, hatch="///" if state.state == "in_progress" else None)
                     x0, y0 = self.to_px(state.start, y - 0.16)
-                    x1, y1 = self.to_px(state.end, y + 0.16)
+                    x1, y1 = self.to_px(stop, y + 0.16)
                     self.arrows.append((x0, (y0 + y1) / 2, max(x1, x0 + 1), (y0 + y1) / 2))  # rather not covered
                     self.labels.append(_Label([state.label], [(state.start, y)], 2, color="#333333",
                                               radius=(y1 - y0) / 2, prefer=("above-right", "below-right"),
@@ -908,7 +910,8 @@ class _Panel:
                     color = VERMILLION if span.differs else BELIEF_COLOR[span.believes]
                     if span.believes == "paid" and not span.differs and self.holds:
                         color = GREEN
-                    self.band(span.start, max(span.end, span.start + 1e-9), y + offset, half, facecolor=color,
+                    stop = self.xlim[1] if span is belief.spans[-1] else span.end  # believed after the run too
+                    self.band(span.start, stop, y + offset, half, facecolor=color,
                               alpha=0.7 if span.told else 0.3, edgecolor="none", zorder=2.2)
                 previous = None
                 for span in belief.spans:
@@ -917,7 +920,7 @@ class _Panel:
                     previous = (span.believes, span.differs)
                     self.labels.append(_Label([span.label], [(span.start, y + 0.12 - 0.2 * belief_slot)], 3,
                                               color=OUTCOME_TEXT["fail"] if span.differs else "#333333",
-                                              radius=3, prefer=("right", "above-right", "below-right"), rings=1))
+                                              radius=3, prefer=("above-right", "below-right", "right"), rings=1))
 
     # labels --------------------------------------------------------------------------------------------------
     def place_labels(self) -> None:

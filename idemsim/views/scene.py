@@ -453,8 +453,13 @@ def _key_tracks(events, names: dict[str, str], lang: str) -> list[KeyTrack]:
     def live(key: str) -> _Record | None:
         return next((r for r in reversed(records) if r.key == key and r.live), None)
 
+    def remember(conn: str, what: str, record: _Record) -> None:
+        """What a statement did to ``record``, undone if its transaction rolls back (autocommit: nothing to undo)."""
+        if conn in begun:
+            undo[conn].append((what, record, list(record.states[-1])))
+
     def change(record: _Record, conn: str, t: float, i: int, state: str, owner: str | None, status) -> None:
-        undo.setdefault(conn, []).append(("state", record, list(record.states[-1])))
+        remember(conn, "state", record)
         record.states.append([state, t, owner, status, i])
 
     for i, e in enumerate(events):
@@ -487,7 +492,7 @@ def _key_tracks(events, names: dict[str, str], lang: str) -> list[KeyTrack]:
             start = begun.get(conn, t)
             record = _Record(f["key"], t, conn, i, start + ttl, start, ttl)
             records.append(record)
-            undo.setdefault(conn, []).append(("insert", record, None))
+            remember(conn, "insert", record)
         elif op == "complete_key" and rows:
             record = live(f["key"])
             if record is not None:
@@ -502,13 +507,13 @@ def _key_tracks(events, names: dict[str, str], lang: str) -> list[KeyTrack]:
             record = live(f["key"])
             if record is not None:
                 record.ended = ("deleted", t, conn, i)
-                undo.setdefault(conn, []).append(("delete", record, list(record.states[-1])))
+                remember(conn, "delete", record)
         elif op == "delete_expired" and rows:
             now = begun.get(conn, t)
             expired = sorted((r for r in records if r.live and r.expires <= now), key=lambda r: r.expires)
             for record in expired[:rows]:
                 record.ended = ("expired", t, conn, i)
-                undo.setdefault(conn, []).append(("delete", record, list(record.states[-1])))
+                remember(conn, "delete", record)
 
     end = max((e.t for e in events), default=0.0)
     tracks: dict[str, KeyTrack] = {}
