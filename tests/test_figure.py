@@ -57,13 +57,15 @@ class TestWhatTheFigureShows:
     def test_lost_response_shows_the_statuses_the_loss_and_the_lanes(self, tmp_path):
         """The SVG of lost-response holds the 201s, the lost marker's word and every lane's name."""
         svg = svg_of(figure.run_figure(story_run("lost-response", None)), tmp_path)
-        for label in ("201", "201 replayed", "lost", "client", "API #1", "API #2", "DB", "processor",
-                      "charge ch_1", "capture cap_1", "unknown (timeout)", "design: holds — all 9 properties hold"):
+        for label in ("201", "201 replayed", "lost", "client", "API #1", "API #2", "DB", "processor", "key k-8f3a",
+                      "charge rows", "captures", "ch_1", "cap_1", "unknown (timeout)",
+                      "design: holds — all 9 properties hold"):
             assert label in svg, label
 
-    def test_same_tx_wait_labels_the_wait_with_its_length(self, tmp_path):
-        """same-tx-wait's SVG labels the wait on the unique index ``4.0 s``."""
-        assert "4.0 s" in svg_of(figure.run_figure(story_run("same-tx-wait", None)), tmp_path)
+    def test_same_tx_wait_labels_the_wait_with_its_length_and_its_cause(self):
+        """same-tx-wait labels the wait on the unique index with its length and the COMMIT it waits for."""
+        texts = {s for s, _ in text_boxes(figure.run_figure(story_run("same-tx-wait", None)))}
+        assert "4.0 s: waits for API #1's COMMIT" in texts
 
     def test_the_title_names_the_story_the_design_and_the_seed(self):
         """The title reads scenario/variant, design and seed."""
@@ -89,9 +91,26 @@ class TestWhatTheFigureShows:
             "design: holds — all 9 properties hold", "story: reproduces the article"]
 
     def test_a_crash_is_marked_and_the_api_restarts(self):
-        """crash-after-processor marks the crash, the restart and both captures."""
+        """crash-after-processor marks the crash, the restart, the key rolled back, the orphan capture and the
+        pair of captures of one purchase."""
         texts = {s for s, _ in text_boxes(figure.run_figure(story_run("crash-after-processor", None)))}
-        assert {"crash", "restart", "capture cap_1", "capture cap_2"} <= texts
+        assert {"crash", "restart", "rolled back", "cap_1: money taken, no charge row", "cap_2",
+                "cap_1 and cap_2: one purchase, captured twice", "k-8f3a again: a new purchase"} <= texts
+
+    def test_the_key_expires_and_the_purchase_is_charged_again_on_the_same_key(self):
+        """ttl-shorter-than-retry-window draws the key record expiring, its retention, the new purchase on the
+        same key, and the pair of charge rows and of captures named."""
+        texts = {s for s, _ in text_boxes(figure.run_figure(story_run("ttl-shorter-than-retry-window", None)))}
+        assert {"key k-0001", "expired: deleted by the reaper", "retention 10 s (TTL)", "k-0001 again: a new purchase",
+                "ch_1 and ch_3: one purchase, charged twice", "cap_1 and cap_3: one purchase, captured twice"} <= texts
+
+    def test_a_second_capture_of_one_purchase_is_red_and_named(self):
+        """naive-double-charge draws the second charge row and capture in red, the pair bracketed and named."""
+        fig = figure.run_figure(story_run("naive-double-charge", None))
+        texts = {s: t for s, t in text_boxes(fig)}
+        assert {"ch_1 and ch_2: one purchase, charged twice", "cap_1 and cap_2: one purchase, captured twice"} <= set(
+            texts)
+        assert figure.VERMILLION.lower() in colours(fig)
 
     def test_a_comparison_has_one_panel_per_design_on_one_time_axis(self):
         """comparison_figure stacks one axes per run, all with the same time limits."""
@@ -201,7 +220,7 @@ class TestJapanese:
             fig = figure.run_figure(story_run("lost-response", None), lang="ja")
             fig.canvas.draw()
         texts = [s for s, _ in text_boxes(fig)]
-        assert {"クライアント", "決済 API #1", "失われる", "課金 ch_1"} <= set(texts)
+        assert {"クライアント", "決済 API #1", "失われる", "キー k-8f3a", "課金の記録", "売上確定"} <= set(texts)
         assert findfont(fig.texts[0].get_fontproperties(), fallback_to_default=False).endswith("ipaexg.ttf")
 
     def test_japanese_leaves_the_global_font_alone(self):

@@ -15,7 +15,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    for name in ("lost-response", "same-tx-wait", "crash-after-processor"):
+    for name in ("lost-response", "same-tx-wait", "crash-after-processor", "ttl-shorter-than-retry-window",
+                 "naive-double-charge"):
         idemsim.save_figure(idemsim.run(name).figure(), HERE / f"{name}.png")
     idemsim.save_figure(idemsim.run("lost-response").figure(lang="ja"), HERE / "lost-response-ja.png")
     story = idemsim.load_scenario("lost-response")

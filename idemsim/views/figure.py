@@ -26,7 +26,6 @@ Guarantees:
 from __future__ import annotations
 
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,9 @@ from typing import Any
 from ..base.errors import InputError, Message
 from ..base.i18n import language, text
 from ..base.output import check_output, write_output, writes_through
-from . import placement, spacetime
+from . import placement
+from .scene import Scene, lane_name, status_words
+from .scene import scene as make_scene
 from .verdicts import design_words, green, problems, short_story_words
 
 WIDTH = 12.8
@@ -67,6 +68,11 @@ NEUTRAL_TEXT = "#3C3C3C"
 """The client's ``ok`` (and everything else green) on a run whose design broke a property: nothing is green there
 (`idemsim.views.verdicts.green`)."""
 OUTCOME_MARKER = {"ok": "o", "fail": "s", "info": "D"}
+KEY_COLOR = {"in_progress": "#F3D7A6", "done": "#B9DDF2"}
+"""The key record's states: in_progress light orange (hatched), done light sky."""
+BELIEF_COLOR = {"paid": NEUTRAL, "not_paid": "#D9D9D9", "unknown": PURPLE}
+"""What a client believes: paid neutral (green only on a run whose design holds), not paid light grey, unknown
+the info colour; red (vermilion) wherever it differs from the truth."""
 """Each outcome has its own shape as well as its own colour."""
 
 LABEL_SIZE = 10.5
@@ -91,8 +97,8 @@ def run_figure(run, lang: str | None = None, *, captioned: bool = True):
     and the verdict lines, for a page that says them itself (`idemsim.views.html`)."""
     lang = language(lang)
     canvas = _Canvas(lang)
-    diagram = spacetime.diagram(run.trace)
-    lanes = [_lane_name(lane, lang) for lane in diagram.lanes]
+    diagram = make_scene(run, lang)
+    lanes = [lane.name for lane in diagram.lanes]
     left = canvas.left_margin(lanes)
     width = WIDTH - left - 0.3
     verdict = canvas.flow(_verdict_items(run, lang), width + left - 0.35) if captioned else []
@@ -101,13 +107,12 @@ def run_figure(run, lang: str | None = None, *, captioned: bool = True):
     legend_height = canvas.legend_height(legend)
     below = 0.62 + len(verdict) * 0.3 + legend_height + 0.12
     top = 0.62 if captioned else 0.2
-    rows = len(lanes) - 1 + 2 * LANE_MARGIN
+    rows = _lane_positions(diagram)[1] + 2 * LANE_MARGIN
     axes_height = max(HEIGHT - top - below, rows * MIN_PITCH)
     height = round(top + axes_height + below, 2)
     canvas.figure.set_size_inches(WIDTH, height)
-    title = text("figure.title", lang, story=run.name, design=run.design, seed=run.seed)
     if captioned:
-        canvas.text_at(0.35, height - 0.2, title, TITLE_SIZE, weight="bold", va="top")
+        canvas.text_at(0.35, height - 0.2, diagram.title, TITLE_SIZE, weight="bold", va="top")
     ax = canvas.axes(left, below, width, axes_height)
     xlim = _time_limits(diagram.end)
     panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds)
@@ -130,8 +135,8 @@ def comparison_figure(runs, lang: str | None = None):
     if not runs:
         raise InputError("err.figure.no_runs")
     canvas = _Canvas(lang)
-    diagrams = [spacetime.diagram(run.trace) for run in runs]
-    names = [[_lane_name(lane, lang) for lane in d.lanes] for d in diagrams]
+    diagrams = [_without_tracks(make_scene(run, lang)) for run in runs]
+    names = [[lane.name for lane in d.lanes] for d in diagrams]
     left = canvas.left_margin([n for lanes in names for n in lanes])
     width = WIDTH - left - 0.3
     heads = [canvas.flow([(_panel_name(run, runs[0]), "#000000", "bold")] + _verdict_items(run, lang), WIDTH - 0.7)
@@ -242,26 +247,20 @@ def _panel_name(run, first) -> str:
 
 
 # -- words ------------------------------------------------------------------------------------------------------
-def _lane_name(lane: spacetime.Lane, lang: str) -> str:
-    actor = lane.actor
-    if lane.role == "client":
-        if actor.endswith("-dup"):
-            return text("party.duplicate", lang, client=_client_name(actor[:-4], lang))
-        return _client_name(actor, lang)
-    if actor.startswith("api#"):
-        return text("party.handler", lang, n=actor[4:])
-    names = {"gateway": "party.gateway", "api": "party.api", "db": "party.db", "processor": "party.processor",
-             "completer": "party.completer", "recovery": "party.recovery", "reaper": "party.reaper"}
-    return text(names[actor], lang) if actor in names else actor
+_TRACKS = ("belief", "key", "charges", "captures")
+"""The roles of the rows a scene adds under the parties: a comparison's panels leave them out."""
 
 
-def _client_name(actor: str, lang: str) -> str:
-    """The client as the figure names it; a client a scenario names otherwise keeps the scenario's name."""
-    return text("party.client", lang) if actor == "client" else actor
+def _without_tracks(scene: Scene) -> Scene:
+    """The scene of a comparison's panel: its parties' lanes only (a second charge or capture of one purchase
+    is still red on them)."""
+    from dataclasses import replace  # (lazy: only a comparison needs it)
+
+    return replace(scene, lanes=[lane for lane in scene.lanes if lane.role not in _TRACKS])
 
 
 def _status(status, lang: str) -> str:
-    return text("event.timeout", lang) if status in (None, "timeout") else str(status)
+    return status_words(status, lang)
 
 
 def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
@@ -279,8 +278,7 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
         outcome = text(f"outcome.{op['outcome']}", lang)
         if op["status"] is not None:
             outcome += f" {op['status']}"
-        client = _client_name(op["client"], lang) if not op["client"].endswith("-dup") else text(
-            "party.duplicate", lang, client=_client_name(op["client"][:-4], lang))
+        client = lane_name(op["client"], "client", lang)
         message = "verdict.seen_op" if several else "verdict.seen"
         items.append((text(message, lang, op=op["op"], client=client, seen=seen, outcome=outcome),
                       outcome_text[op["outcome"]], "normal"))
@@ -303,20 +301,6 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
 def _outcome_palette(palette: dict[str, str], neutral: str, holds: bool) -> dict[str, str]:
     """The outcomes' colours: ``ok`` in ``neutral`` on a run whose design broke a property."""
     return palette if holds else {**palette, "ok": neutral}
-
-
-def _state_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{…}"
-    return str(value)
-
-
-def _resource(resource: str, lang: str) -> str:
-    if resource == "balance":
-        return text("figure.balance", lang)
-    if resource.startswith("items/"):
-        return text("figure.item", lang, name=resource[len("items/"):])
-    return resource
 
 
 # -- the canvas: a figure, its renderer, and text measured once ------------------------------------------------
@@ -405,8 +389,13 @@ class _Canvas:
         return self._legend_rows(keys) * 0.26 + 0.08
 
     def _legend_rows(self, keys: list[str]) -> int:
+        """The fewest rows in which the legend's columns (each as wide as its widest entry) fit the figure."""
         widths = [self.measure(_legend_label(k, self.lang), LEGEND_SIZE)[0] / DPI + 0.75 for k in keys]
-        return 1 if sum(widths) <= WIDTH - 0.6 else 2
+        for rows in range(1, len(keys) + 1):
+            columns = math.ceil(len(keys) / rows)
+            if sum(max(widths[c * rows:(c + 1) * rows]) for c in range(columns)) + 0.2 * columns <= WIDTH - 0.6:
+                return rows
+        return len(keys)
 
     def legend(self, keys: list[str], bottom: float, holds: bool = True) -> None:
         """The legend of ``keys``; its ``ok`` green only when every run drawn ``holds``."""
@@ -432,7 +421,7 @@ def _register_japanese_font() -> None:
 
 # -- the legend -----------------------------------------------------------------------------------------------
 _LEGEND_ORDER = ("request", "response", "processor", "lost", "statement", "transaction", "wait", "processing",
-                 "charge", "capture", "down", "ok", "fail", "info")
+                 "charge", "capture", "key", "duplicate", "belief_wrong", "down", "ok", "fail", "info")
 
 
 def _legend_keys(diagrams) -> list[str]:
@@ -449,6 +438,13 @@ def _legend_keys(diagrams) -> list[str]:
         for mark in d.marks:
             if mark.kind in ("statement", "charge", "capture"):
                 present.add(mark.kind)
+        roles = {lane.role for lane in d.lanes}
+        if "key" in roles:
+            present.add("key")
+        if any(p.pairs for p in d.ledger):
+            present.add("duplicate")
+        if "belief" in roles and any(s.differs for b in d.beliefs for s in b.spans):
+            present.add("belief_wrong")
     return [k for k in _LEGEND_ORDER if k in present]
 
 
@@ -485,6 +481,12 @@ def _legend_handle(key: str, holds: bool = True):
         return Line2D([], [], lw=0, marker="s", markersize=9, color=BLUE, markeredgecolor=BLACK)
     if key == "capture":
         return Line2D([], [], lw=0, marker="o", markersize=10, color=ORANGE, markeredgecolor=BLACK)
+    if key == "key":
+        return Patch(facecolor=KEY_COLOR["done"], edgecolor="#555555")
+    if key == "duplicate":
+        return Line2D([], [], lw=0, marker="s", markersize=9, color=VERMILLION, markeredgecolor=BLACK)
+    if key == "belief_wrong":
+        return Patch(facecolor=VERMILLION, alpha=0.7, edgecolor="none")
     return Line2D([], [], lw=0, marker=OUTCOME_MARKER[key], markersize=9,
                   color=_outcome_palette(OUTCOME_COLOR, NEUTRAL, holds)[key], markeredgecolor=BLACK)
 
@@ -493,6 +495,25 @@ def _legend_handle(key: str, holds: bool = True):
 def _time_limits(end: float) -> tuple[float, float]:
     span = end if end > 0 else 1.0
     return (-0.035 * span, end + 0.14 * span)
+
+
+PAIR_ROOM = 0.55
+"""Lanes of room below a ledger row whose duplicates are bracketed and named."""
+
+
+def _lane_positions(scene: Scene) -> tuple[dict[str, float], float]:
+    """Each lane's y (0 at the top, one unit a lane, downwards) and the lowest one's depth: a ledger row with a
+    bracketed pair gets `PAIR_ROOM` below it for the bracket and its words."""
+    pairs = {"charges" if p.kind == "charged_twice" else "captures" for purchase in scene.ledger
+             for p in purchase.pairs}
+    y, depth = {}, 0.0
+    for i, lane in enumerate(scene.lanes):
+        if i:
+            depth += 1.0
+        y[lane.id] = -depth
+        if lane.role in pairs:
+            depth += PAIR_ROOM
+    return y, depth + (PAIR_ROOM if scene.lanes and scene.lanes[-1].role in pairs else 0.0)
 
 
 @dataclass
@@ -517,7 +538,7 @@ class _Label:
 class _Panel:
     canvas: _Canvas
     ax: Any
-    diagram: spacetime.Diagram
+    diagram: Scene
     lane_names: list[str]
     xlim: tuple[float, float]
     holds: bool = True
@@ -528,8 +549,11 @@ class _Panel:
     _vertical: list[tuple[float, float, float, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.y = {lane.actor: -i for i, lane in enumerate(self.diagram.lanes)}
-        self.api_lanes = [lane.actor for lane in self.diagram.lanes if lane.role == "handler"]
+        self.y, self.depth = _lane_positions(self.diagram)
+        self.api_lanes = [lane.id for lane in self.diagram.lanes if lane.role == "handler"]
+        self.has_ledger = "ledger:charges" in self.y
+        self.duplicates = {(entry.kind, entry.id): entry.duplicate for purchase in self.diagram.ledger
+                           for entry in purchase.charges + purchase.captures}
         self.px = DPI / 72  # pixels per point
         self.outcome_color = _outcome_palette(OUTCOME_COLOR, NEUTRAL, self.holds)
         self.outcome_text = _outcome_palette(OUTCOME_TEXT, NEUTRAL_TEXT, self.holds)
@@ -568,28 +592,32 @@ class _Panel:
         ax = self.ax
         n = len(self.diagram.lanes)
         ax.set_xlim(*self.xlim)
-        ax.set_ylim(-(n - 1) - LANE_MARGIN, LANE_MARGIN)
-        ax.set_yticks([-i for i in range(n)], self.lane_names, fontproperties=self.canvas.font(LANE_SIZE))
+        ax.set_ylim(-self.depth - LANE_MARGIN, LANE_MARGIN)
+        ax.set_yticks([self.y[lane.id] for lane in self.diagram.lanes[:n]], self.lane_names,
+                      fontproperties=self.canvas.font(LANE_SIZE))
         ax.tick_params(axis="y", length=0, pad=8)
         for side in ("top", "right", "left"):
             ax.spines[side].set_visible(False)
         ax.spines["bottom"].set_color(GREY)
         ax.set_facecolor("white")
         for lane in self.diagram.lanes:
-            ax.axhline(self.y[lane.actor], color=LANE, lw=1.0, zorder=1)
+            ax.axhline(self.y[lane.id], color=LANE if lane.role not in _TRACKS else "#E6E6E6", lw=1.0, zorder=1)
         for span in self.diagram.spans:
             self.draw_span(span)
         for message in sorted(self.diagram.messages, key=lambda m: (m.sent, m.end)):
             self.draw_message(message)
         for mark in self.diagram.marks:
             self.draw_mark(mark)
+        self.draw_keys()
+        self.draw_ledger()
+        self.draw_beliefs()
 
     def band(self, start: float, end: float, y: float, half: float, **style) -> None:
         from matplotlib.patches import Rectangle
 
         self.ax.add_patch(Rectangle((start, y - half), max(end - start, 0.0), 2 * half, **style))
 
-    def draw_span(self, span: spacetime.Span) -> None:
+    def draw_span(self, span) -> None:
         lang = self.canvas.lang
         ax = self.ax
         if span.kind == "down":
@@ -620,11 +648,22 @@ class _Panel:
             x1, y1 = self.to_px(span.end, y + 0.13)
             bar = (x0, y0, max(x1, x0 + 1), y1)
             self.obstacles.append(bar)
-            label = text("seconds", lang, s=span.info["waited"])
-            self.labels.append(_Label([label], [((span.start + span.end) / 2, y)], 0, weight="bold",
+            seconds = text("seconds", lang, s=span.info["waited"])
+            variants = [f"{seconds}: {span.label}", seconds] if span.label else [seconds]
+            self.labels.append(_Label(variants, [((span.start + span.end) / 2, y)], 0, weight="bold",
                                       radius=(y1 - y0) / 2, prefer=("above", "below"), own=bar))
+            release = next((s for s in self.diagram.spans if s.kind == "transaction" and span.released_by is not None
+                            and s.event == span.released_by), None)
+            if release is not None and release.lane in self.y:
+                from matplotlib.patches import FancyArrowPatch
 
-    def draw_message(self, m: spacetime.Message) -> None:
+                target = self.y[release.lane]
+                ax.add_patch(FancyArrowPatch((span.end, y), (release.end, target), arrowstyle="<|-",
+                                             mutation_scale=12, lw=1.4, color="#8A7B00", shrinkA=0, shrinkB=0,
+                                             connectionstyle="arc3,rad=0.35", zorder=3.6))
+                self.arrows.append((*self.to_px(span.end, y), *self.to_px(release.end, target)))
+
+    def draw_message(self, m) -> None:
         from matplotlib.patches import FancyArrowPatch
 
         lang = self.canvas.lang
@@ -669,42 +708,15 @@ class _Panel:
             self.labels.append(_Label(variants, points if not lost else points[1:], priority, shape="segment",
                                       color=text_color, radius=3, nudge=nudge, own=segment))
 
-    def message_words(self, m: spacetime.Message):
-        """(priority, variants, colour) of a message's label, or None for a message left unlabelled."""
-        lang = self.canvas.lang
-        info = m.info
-        if m.kind == "request":
-            key = text("figure.key", lang, key=info["key"]) if info["key"] else text("figure.no_key", lang)
-            body = f"  {json.dumps(info['body'], ensure_ascii=False)}" if info.get("body") is not None else ""
-            if info["attempt"] == 1:
-                head = f"{info['method']} {info['path']}"
-                variants = [f"{head}{body}  {key}", f"{head}  {key}", head, info["method"]]
-            else:
-                head = text("figure.retry", lang, n=info["attempt"])
-                variants = [f"{head}  {key}", head]
-            return 2, [v for i, v in enumerate(variants) if v not in variants[:i]], "#00466E"
-        if m.kind == "response":
-            status = _status(info["status"], lang)
-            if info.get("ignored"):
-                return 1, [text("figure.ignored", lang, status=status), status], "#555555"
-            if info.get("replay"):
-                return 0, [f"{status} {text('event.replay', lang)}", status], "#000000"
-            return 0, [status], "#000000"
-        if m.kind == "dropped":
-            status = _status(info["status"], lang)
-            return 1, [text("figure.dropped", lang, status=status), status], "#555555"
-        if m.kind == "processor.lookup":
-            return 2, [text("figure.lookup", lang)], "#8A5A00"
-        if m.kind == "processor.answer":
-            outcome = info["outcome"]
-            if outcome == "captured":
-                if info["replayed"]:
-                    return 1, [f"{text('event.replay', lang)} {info['capture']}", info["capture"]], "#8A5A00"
-                return None
-            word = {"declined": "figure.declined", "refused": "figure.key_refused", "in_use": "figure.in_use",
-                    "not_found": "figure.not_found", "timeout": "event.timeout"}[outcome]
-            return 1, [text(word, lang)], "#8A5A00"
-        return None
+    def message_words(self, m):
+        """(priority, variants, colour) of a message's label (the scene's words), or None for one unlabelled."""
+        if not m.what:
+            return None
+        priority, color = {"request": (2, "#00466E"), "processor.lookup": (2, "#8A5A00"),
+                           "processor.answer": (1, "#8A5A00"), "dropped": (1, "#555555")}.get(m.kind, (0, "#000000"))
+        if m.kind == "response" and (m.info.get("ignored") or m.info.get("replay")):
+            priority, color = (1, "#555555") if m.info.get("ignored") else (0, "#000000")
+        return priority, [m.what] + m.shorter, color
 
     def nudge_for(self, t0: float, y0: float, t1: float, y1: float) -> float:
         """Pixels to move a message right so that it does not lie on top of an earlier one: two messages that
@@ -718,15 +730,15 @@ class _Panel:
         self._vertical.append((a[0] + nudge, b[0] + nudge, lo, hi))
         return nudge
 
-    def draw_mark(self, mark: spacetime.Mark) -> None:
-        lang = self.canvas.lang
+    def draw_mark(self, mark) -> None:
         ax = self.ax
+        words = [mark.label] + mark.shorter if mark.label else []
         if mark.kind == "restart":
             if not self.api_lanes:
                 return
             top, bottom = self.y[self.api_lanes[0]] + 0.38, self.y[self.api_lanes[-1]] - 0.38
             ax.plot([mark.t, mark.t], [bottom, top], color=GREEN if self.holds else NEUTRAL, lw=2, zorder=3)
-            self.labels.append(_Label([text("event.restart", lang)], [(mark.t, top), (mark.t, bottom)], 1,
+            self.labels.append(_Label(words, [(mark.t, top), (mark.t, bottom)], 1,
                                       color=self.outcome_text["ok"], weight="bold", radius=2,
                                       prefer=("above-right", "below-right", "right"),
                                       own=(*self.to_px(mark.t, bottom), *self.to_px(mark.t, top))))
@@ -735,6 +747,7 @@ class _Panel:
         if y is None:
             return
         at = (mark.t, y)
+        strip = self.has_ledger  # the ledger strip names each charge and capture; the lanes need not
         if mark.kind == "statement":
             error = mark.info["error"] is not None
             ax.plot(*zip(at), marker="|", markersize=9, markeredgewidth=1.3 if not error else 2,
@@ -744,28 +757,26 @@ class _Panel:
             writer = self.y.get(mark.info["writer"])
             if writer is not None:
                 ax.plot([mark.t, mark.t], [writer, y], color=BLUE, lw=0.9, ls=":", zorder=2.5)
+            red = self.duplicates.get(("charge", f"ch_{mark.info['id']}"), False)
             ax.plot(*zip(at), marker="s", markersize=10, ls="none", zorder=5, markeredgecolor=BLACK,
-                    color=BLUE if committed else "white", markeredgewidth=1.2)
+                    color=(VERMILLION if red else BLUE) if committed else "white", markeredgewidth=1.2)
             box = self.obstacle(mark.t, y, 11)
-            name = f"ch_{mark.info['id']}"
-            if committed:
-                variants = [text("figure.charge", lang, id=name), name]
-            else:
-                variants = [text("figure.rolled_back", lang, id=name), name]
-            self.mark_label(variants, at, 1 if committed else 3, box, color="#00466E", weight="bold",
-                            prefer=("above-right", "below-right", "above", "below"))
+            if not (strip and committed):
+                self.mark_label(words, at, 1 if committed else 3, box, color="#00466E", weight="bold",
+                                prefer=("above-right", "below-right", "above", "below"))
         elif mark.kind == "capture":
-            ax.plot(*zip(at), marker="o", markersize=11, ls="none", zorder=5, color=ORANGE, markeredgecolor=BLACK,
-                    markeredgewidth=1.2)
+            red = self.duplicates.get(("capture", mark.info["id"]), False)
+            ax.plot(*zip(at), marker="o", markersize=11, ls="none", zorder=5, color=VERMILLION if red else ORANGE,
+                    markeredgecolor=BLACK, markeredgewidth=1.2)
             box = self.obstacle(mark.t, y, 12)
-            cap = mark.info["id"]
-            self.mark_label([text("money.capture", lang, id=cap), cap], at, 1, box, color="#8A5A00",
-                            weight="bold", prefer=("below-right", "above-right", "below", "above"))
+            if not strip:
+                self.mark_label(words, at, 1, box, color="#8A5A00", weight="bold",
+                                prefer=("below-right", "above-right", "below", "above"))
         elif mark.kind == "crash":
             ax.plot(*zip(at), marker="*", markersize=20, ls="none", zorder=6, color=VERMILLION,
                     markeredgecolor=BLACK, markeredgewidth=0.8)
             box = self.obstacle(mark.t, y, 18)
-            self.mark_label([text("event.crash", lang)], at, 0, box, color=OUTCOME_TEXT["fail"], weight="bold",
+            self.mark_label(words, at, 0, box, color=OUTCOME_TEXT["fail"], weight="bold",
                             prefer=("above-right", "right", "above"))
         elif mark.kind == "died":
             ax.plot(*zip(at), marker="|", markersize=14, markeredgewidth=3, color=VERMILLION, ls="none", zorder=5)
@@ -775,34 +786,135 @@ class _Panel:
             ax.plot(*zip(at), marker=OUTCOME_MARKER[outcome], markersize=10, ls="none", zorder=6,
                     color=self.outcome_color[outcome], markeredgecolor=BLACK, markeredgewidth=1.0)
             box = self.obstacle(mark.t, y, 11)
-            word = text(f"outcome.{outcome}", lang)
-            variants = [f"{word} ({text('event.timeout', lang)})", word] if mark.info["status"] is None else [word]
-            self.mark_label(variants, at, 0, box, color=self.outcome_text[outcome], weight="bold",
+            self.mark_label(words, at, 0, box, color=self.outcome_text[outcome], weight="bold",
                             prefer=("above", "above-right", "above-left"))
         elif mark.kind == "timeout":
             ax.plot(*zip(at), marker="D", markersize=7, ls="none", zorder=5, color="white", markeredgecolor=ORANGE,
                     markeredgewidth=1.6)
             box = self.obstacle(mark.t, y, 8)
-            self.mark_label([text("event.timeout", lang)], at, 1, box, color="#8A5A00")
+            self.mark_label(words, at, 1, box, color="#8A5A00")
         elif mark.kind == "refused":
-            self.mark_label([text("figure.refused", lang)], at, 1, None, color="#555555")
+            self.mark_label(words, at, 1, None, color="#555555")
         elif mark.kind == "state":
-            after = mark.info["after"]
-            resource = _resource(mark.info["resource"], lang)
-            words = (text("figure.deleted", lang, resource=resource) if after is None else
-                     text("figure.state", lang, resource=resource, value=_state_value(after)))
             ax.plot(*zip(at), marker="o", markersize=5, ls="none", color="#555555", zorder=4)
-            self.mark_label([words], at, 3, None, color="#555555", prefer=("below-right", "above-right"))
+            self.mark_label(words, at, 3, None, color="#555555", prefer=("below-right", "above-right"))
         elif mark.kind in ("finish", "release"):
             ax.plot(*zip(at), marker="P", markersize=9, ls="none", color=GREEN if self.holds else NEUTRAL,
                     markeredgecolor=BLACK, zorder=5)
             box = self.obstacle(mark.t, y, 10)
-            words = (text("figure.finish", lang, status=_status(mark.info["status"], lang)) if mark.kind == "finish"
-                     else text("figure.release", lang))
-            self.mark_label([words], at, 1, box, color="#005F46" if self.holds else NEUTRAL_TEXT)
+            self.mark_label(words, at, 1, box, color="#005F46" if self.holds else NEUTRAL_TEXT)
         elif mark.kind == "give_up":
-            self.mark_label([text("figure.give_up", lang)], at, 3, None, color=OUTCOME_TEXT["fail"],
-                            prefer=("below-right", "below"))
+            self.mark_label(words, at, 3, None, color=OUTCOME_TEXT["fail"], prefer=("below-right", "below"))
+
+    # the scene's tracks: key records, ledgers, beliefs --------------------------------------------------------
+    def draw_keys(self) -> None:
+        """A band per key record: in_progress (owner), done (status); its end marked and named; its retention a
+        bracket above it; a record on a key whose earlier record ended named as a new purchase."""
+        ax = self.ax
+        right = self.xlim[1]
+        for track in self.diagram.keys:
+            y = self.y.get(track.lane)
+            if y is None:
+                continue
+            for record in track.records:
+                for state in record.states:
+                    color = KEY_COLOR.get(state.state, "#DDDDDD")
+                    stop = right if record.ended is None and state is record.states[-1] else state.end  # kept on
+                    self.band(state.start, stop, y, 0.16, facecolor=color, edgecolor="#555555", lw=0.6,
+                              zorder=2.2, hatch="///" if state.state == "in_progress" else None)
+                    x0, y0 = self.to_px(state.start, y - 0.16)
+                    x1, y1 = self.to_px(stop, y + 0.16)
+                    self.arrows.append((x0, (y0 + y1) / 2, max(x1, x0 + 1), (y0 + y1) / 2))  # rather not covered
+                    self.labels.append(_Label([state.label], [(state.start, y)], 2, color="#333333",
+                                              radius=(y1 - y0) / 2, prefer=("above-right", "below-right"),
+                                              own=(x0, y0, max(x1, x0 + 1), y1), rings=1))
+                r = record.retention
+                if r.end <= right and r.ttl < 10 * max(self.diagram.end, 1.0):
+                    top = y + 0.3
+                    ax.plot([r.start, r.start, r.end, r.end], [top - 0.07, top, top, top - 0.07], color="#555555",
+                            lw=1.0, zorder=2.4)
+                    self.arrows.append((*self.to_px(r.start, top), *self.to_px(r.end, top)))
+                    self.labels.append(_Label([r.label], [((r.start + r.end) / 2, top)], 2, color="#333333",
+                                              radius=2, prefer=("above", "below"), rings=1))
+                if record.ended is not None:
+                    end = record.ended
+                    ax.plot([end.t], [y], marker="X", markersize=12, color=VERMILLION if end.how == "expired"
+                            else BLACK, markeredgecolor=BLACK, markeredgewidth=0.8, ls="none", zorder=5)
+                    box = self.obstacle(end.t, y, 12)
+                    self.mark_label([end.label], (end.t, y), 1, box, color=OUTCOME_TEXT["fail"]
+                                    if end.how == "expired" else NEUTRAL_TEXT, weight="bold",
+                                    prefer=("below-right", "above-right", "right"))
+                if record.again:
+                    ax.plot([record.created], [y], marker=">", markersize=10, color=VERMILLION,
+                            markeredgecolor=BLACK, ls="none", zorder=5)
+                    box = self.obstacle(record.created, y, 11)
+                    self.mark_label([record.again_label], (record.created, y), 0, box, color=OUTCOME_TEXT["fail"],
+                                    weight="bold", prefer=("below-left", "above-left", "left"))
+
+    def draw_ledger(self) -> None:
+        """The charge rows and the captures, per purchase: a duplicate red, its pair bracketed and named; an orphan
+        hollow and named."""
+        ax = self.ax
+        rows = {"charge": self.y.get("ledger:charges"), "capture": self.y.get("ledger:captures")}
+        if None in rows.values():
+            return
+        for purchase in self.diagram.ledger:
+            for entry in purchase.charges + purchase.captures:
+                y = rows[entry.kind]
+                base = BLUE if entry.kind == "charge" else ORANGE
+                face = "white" if entry.orphan else VERMILLION if entry.duplicate else base
+                ax.plot([entry.t], [y], marker="s" if entry.kind == "charge" else "o", markersize=10, ls="none",
+                        color=face, markeredgecolor=VERMILLION if entry.orphan else BLACK,
+                        markeredgewidth=2.2 if entry.orphan else 1.2, zorder=5)
+                box = self.obstacle(entry.t, y, 11)
+                red = entry.duplicate or entry.orphan
+                self.mark_label([entry.label] + ([entry.id] if entry.orphan else []), (entry.t, y), 1, box,
+                                color=OUTCOME_TEXT["fail"] if red else "#00466E" if entry.kind == "charge"
+                                else "#8A5A00", weight="bold", prefer=("above", "above-right", "above-left"))
+            for pair in purchase.pairs:
+                y = rows["charge" if pair.kind == "charged_twice" else "capture"] - 0.3
+                ax.plot([pair.start, pair.start, pair.end, pair.end], [y + 0.1, y, y, y + 0.1], color=VERMILLION,
+                        lw=1.6, zorder=4)
+                self.arrows.append((*self.to_px(pair.start, y), *self.to_px(pair.end, y)))
+                along = [pair.start + (pair.end - pair.start) * f for f in (0.5, 0.35, 0.65, 0.2, 0.8)]
+                self.labels.append(_Label([pair.label], [(x, y) for x in along], 0,
+                                          color=OUTCOME_TEXT["fail"], weight="bold", radius=2,
+                                          prefer=("below", "below-right", "below-left")))
+
+    def draw_beliefs(self) -> None:
+        """What each client believes of each operation (paid, not paid, unknown) as a band under the client, red
+        where it differs from the truth (money captured or not); overlapping operations share the row."""
+        by_lane: dict[str, list] = {}
+        for belief in self.diagram.beliefs:
+            by_lane.setdefault(belief.lane, []).append(belief)
+        for lane, beliefs in by_lane.items():
+            y = self.y.get(lane)
+            if y is None:
+                continue
+            slots: list[float] = []  # the end of the last band in each sub-row
+            for belief in beliefs:
+                start = belief.spans[0].start if belief.spans else 0.0
+                slot = next((n for n, busy in enumerate(slots) if busy <= start), len(slots))
+                if slot == len(slots):
+                    slots.append(0.0)
+                slots[slot] = max(s.end for s in belief.spans) if belief.spans else start
+                belief_slot = slot
+                for span in belief.spans:
+                    half, offset = 0.09, 0.12 - 0.2 * belief_slot
+                    color = VERMILLION if span.differs else BELIEF_COLOR[span.believes]
+                    if span.believes == "paid" and not span.differs and self.holds:
+                        color = GREEN
+                    stop = self.xlim[1] if span is belief.spans[-1] else span.end  # believed after the run too
+                    self.band(span.start, stop, y + offset, half, facecolor=color,
+                              alpha=0.7 if span.told else 0.3, edgecolor="none", zorder=2.2)
+                previous = None
+                for span in belief.spans:
+                    if (span.believes, span.differs) == previous or not span.told:
+                        continue
+                    previous = (span.believes, span.differs)
+                    self.labels.append(_Label([span.label], [(span.start, y + 0.12 - 0.2 * belief_slot)], 3,
+                                              color=OUTCOME_TEXT["fail"] if span.differs else "#333333",
+                                              radius=3, prefer=("above-right", "below-right", "right"), rings=1))
 
     # labels --------------------------------------------------------------------------------------------------
     def place_labels(self) -> None:
@@ -819,7 +931,7 @@ class _Panel:
             anchors = [self.to_px(t, y, label.nudge) for t, y in label.anchors]
             requests.append(placement.Label(label.variants, sizes, anchors, label.priority, label.shape,
                                             label.radius, label.prefer, label.rings, label.own))
-        lines = [(bbox.x0, y, bbox.x1, y) for y in (self.to_px(0, self.y[lane.actor])[1]
+        lines = [(bbox.x0, y, bbox.x1, y) for y in (self.to_px(0, self.y[lane.id])[1]
                                                      for lane in self.diagram.lanes)]
         placed = placement.place(requests, self.obstacles, self.arrows, bounds, lines=lines)
         inverse = self.ax.transData.inverted()

@@ -17,7 +17,7 @@ processes (``completer``, ``recovery``, ``reaper``) that touched the DB or the p
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 API = "api"
@@ -48,6 +48,8 @@ class Message:
     arrived: float | None
     lost_at: float | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    event: int = -1
+    """The index in the trace of the event that sent it."""
 
     @property
     def end(self) -> float:
@@ -65,6 +67,8 @@ class Span:
     start: float
     end: float
     info: dict[str, Any] = field(default_factory=dict)
+    event: int = -1
+    """The index in the trace of the event that opened it."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,8 @@ class Mark:
     lane: str | None
     t: float
     info: dict[str, Any] = field(default_factory=dict)
+    event: int = -1
+    """The index in the trace of its event."""
 
 
 @dataclass
@@ -112,8 +118,10 @@ def diagram(events) -> Diagram:
     pending_calls: dict[tuple[str | None, str], deque] = defaultdict(deque)  # (request, caller) -> message index
     alive_since: dict[str, float] = {}
     attempts: dict[tuple[int, int], float] = {}
-    blocks: dict[str, list] = {}  # connection -> [begin time, failed, pending charge inserts]
+    blocks: dict[str, list] = {}  # connection -> [begin time, failed, pending charge inserts, begin event]
     waits: dict[str, float] = {}
+    closed: dict[str, tuple[float, int, str]] = {}  # connection -> (time, event, how) of its last COMMIT/ROLLBACK
+    indexes: dict[int, int] = {}  # id(event) -> its index in the trace
     down_since: float | None = None
     processing: dict[tuple[str | None, str], deque] = defaultdict(deque)
 
@@ -126,15 +134,19 @@ def diagram(events) -> Diagram:
         block = blocks.pop(conn, None)
         if block is None:
             return
-        begun, failed, inserts = block
+        begun, failed, inserts, begin_event = block
         committed = how == "commit" and error is None and not failed
-        spans.append(Span("transaction", conn, begun, t, {"end": how if error is None else "rollback"}))
+        spans.append(Span("transaction", conn, begun, t, {"end": how if error is None else "rollback",
+                                                          "begin_event": begin_event}))
         for insert in inserts:
             marks.append(Mark("charge", DB, t if committed else insert.t,
-                              {"id": insert.data["id"], "writer": conn, "committed": committed}))
+                              {"id": insert.data["id"], "writer": conn, "committed": committed},
+                              indexes[id(insert)]))
 
-    for e in events:
+    for i, e in enumerate(events):
         k, d = e.kind, e.data
+        indexes[id(e)] = i
+        counts = (len(messages), len(spans), len(marks))
         if k == "op.start":
             if e.actor not in clients:
                 clients.append(e.actor)
@@ -146,13 +158,16 @@ def diagram(events) -> Diagram:
             handlers.append(d["handler"])
             alive_since[d["handler"]] = e.t
             send = sends[d["request"]]
-            messages.append(Message("request", send.actor, d["handler"], send.t, e.t, info=_request_info(send)))
+            messages.append(Message("request", send.actor, d["handler"], send.t, e.t, info=_request_info(send),
+                                    event=indexes[id(send)]))
         elif k == "request.lost":
             send = sends[d["request"]]
-            messages.append(Message("request", send.actor, API, send.t, None, e.t, _request_info(send)))
+            messages.append(Message("request", send.actor, API, send.t, None, e.t, _request_info(send),
+                                    indexes[id(send)]))
         elif k == "request.refused":
             send = sends[d["request"]]
-            messages.append(Message("request", send.actor, API, send.t, e.t, info=_request_info(send)))
+            messages.append(Message("request", send.actor, API, send.t, e.t, info=_request_info(send),
+                                    event=indexes[id(send)]))
             marks.append(Mark("refused", API, e.t, {"request": d["request"]}))
         elif k in ("response.send", "gateway.timeout"):
             if k == "gateway.timeout":
@@ -171,9 +186,9 @@ def diagram(events) -> Diagram:
                     "request": d["request"], "ignored": d.get("ignored", False)}
             dst = sent.target
             if k == "response.arrive":
-                messages.append(Message("response", src, dst, sent.t, e.t, info=info))
+                messages.append(Message("response", src, dst, sent.t, e.t, info=info, event=indexes[id(sent)]))
             else:
-                messages.append(Message("response", src, dst, sent.t, None, e.t, info))
+                messages.append(Message("response", src, dst, sent.t, None, e.t, info, indexes[id(sent)]))
         elif k in ("processor.call", "processor.lookup"):
             background_lane(e.actor)
             arrival = e.t + d["latency"]
@@ -198,12 +213,12 @@ def diagram(events) -> Diagram:
             queue = pending_calls[(d["request"], caller)]
             while messages[queue[0]].arrived < e.t:  # answers that arrived before this event: not this one
                 queue.popleft()
-            i = queue.popleft()
-            m = messages[i]
+            j = queue.popleft()
+            m = messages[j]
             if k == "processor.lost":
-                messages[i] = Message(m.kind, m.src, m.dst, m.sent, None, e.t, m.info)
+                messages[j] = replace(m, arrived=None, lost_at=e.t)
             else:
-                messages[i] = Message(m.kind, m.src, m.dst, m.sent, m.arrived, None, {**m.info, "ignored": True})
+                messages[j] = replace(m, lost_at=None, info={**m.info, "ignored": True})
         elif k == "processor.capture":
             marks.append(Mark("capture", PROCESSOR, e.t, {"id": d["capture"], "caller": d["caller"]}))
         elif k == "processor.timeout":
@@ -216,15 +231,21 @@ def diagram(events) -> Diagram:
             conn, op, error = e.actor, d["op"], d["error"]
             if conn in waits:
                 started = waits.pop(conn)
-                spans.append(Span("wait", conn, started, e.t, {"waited": d.get("waited") or e.t - started,
-                                                                  "blocked_by": d.get("blocked_by", [])}))
+                holders = d.get("blocked_by", [])
+                release = max((closed[h] + (h,) for h in holders if h in closed), default=None)
+                spans.append(Span("wait", conn, started, e.t, {
+                    "waited": d.get("waited") or e.t - started, "blocked_by": holders,
+                    "released_by": release[1] if release else None, "released_how": release[2] if release else None,
+                    "holder": release[3] if release else (holders[0] if holders else None)}))
             if op != "disconnect":
                 marks.append(Mark("statement", conn, e.t, {"op": op, "error": error}))
             block = blocks.get(conn)
             if op == "begin":
                 if error is None and block is None:
-                    blocks[conn] = [e.t, False, []]
+                    blocks[conn] = [e.t, False, [], i]
             elif op in ("commit", "rollback", "disconnect"):
+                closed[conn] = (e.t, i, "commit" if op == "commit" and error is None and not (block and block[1])
+                                else "rollback")
                 close_block(conn, e.t, op, error)
             elif error is not None:
                 if block is not None:
@@ -259,11 +280,17 @@ def diagram(events) -> Diagram:
                               {"key": d["key"], "status": d.get("status")}))
         elif k == "client.give_up":
             marks.append(Mark("give_up", e.actor, e.t))
+        # what this event began or ended, unless it already names its event: this one
+        messages[counts[0]:] = [m if m.event >= 0 else replace(m, event=i) for m in messages[counts[0]:]]
+        spans[counts[1]:] = [s if s.event >= 0 else replace(s, event=i) for s in spans[counts[1]:]]
+        marks[counts[2]:] = [m if m.event >= 0 else replace(m, event=i) for m in marks[counts[2]:]]
 
     for conn in list(blocks):
         close_block(conn, end, "open", None)
     for conn, started in waits.items():
-        spans.append(Span("wait", conn, started, end, {"waited": end - started, "blocked_by": []}))
+        spans.append(Span("wait", conn, started, end, {"waited": end - started, "blocked_by": [],
+                                                      "released_by": None, "released_how": None, "holder": None},
+                          len(events) - 1))
     for handler in list(alive_since):
         _end_alive(spans, alive_since, handler, end)
     if down_since is not None:
@@ -281,9 +308,8 @@ def diagram(events) -> Diagram:
     lanes += [Lane(b, "background") for b in sorted(background, key=_background_rank)]
     api_lane = lanes[len(clients) + (1 if gateway else 0)].actor
     if api_lane != API:
-        messages = [m if m.dst != API else Message(m.kind, m.src, api_lane, m.sent, m.arrived, m.lost_at, m.info)
-                    for m in messages]
-        marks = [m if m.lane != API else Mark(m.kind, api_lane, m.t, m.info) for m in marks]
+        messages = [m if m.dst != API else replace(m, dst=api_lane) for m in messages]
+        marks = [m if m.lane != API else replace(m, lane=api_lane) for m in marks]
     return Diagram(lanes, messages, spans, marks, end)
 
 
