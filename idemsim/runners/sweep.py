@@ -464,7 +464,8 @@ class executor_for:
     pool of ``workers`` processes on this machine, or a Dask cluster's executor (``dask``: a scheduler's
     address, checked by `check_dask` before Dask is imported, or ``"local"`` for a `distributed.LocalCluster`
     of ``workers`` processes on loopback, its scratch space in a temporary folder removed at the end).
-    ``workers`` is checked by `check_workers`; a failure to start the workers is one `InputError`.
+    ``workers`` is checked by `check_workers` (and unused with a remote cluster); a failure to start the
+    workers is one `InputError`.
 
     The worker processes it starts (a pool's, a local cluster's) run nothing but idemsim: they are idemsim's,
     and their runs keep Python's collector out of their way (`idemsim.kernel.collector.own_process`); a remote
@@ -472,7 +473,7 @@ class executor_for:
 
     def __init__(self, workers: int | None = None, dask: str | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT) -> None:
-        check_workers(workers, dask)
+        check_workers(workers)  # (the command refuses --workers with a remote --dask; here it is unused)
         self.workers = workers or os.cpu_count() or 1
         self.dask = dask
         self.connect_timeout = connect_timeout
