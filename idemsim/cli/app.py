@@ -292,10 +292,10 @@ def explore(
     property_: List[str] = typer.Option([], "--property", help="Judge only this property (repeatable; default: "
                                                                "all nine). E.g. at-most-one-charge: the "
                                                                "database's promise alone."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="--exhaustive: processes on this "
-                                                                         "machine (default: 1)."),
-    dask: Optional[str] = typer.Option(None, "--dask", help="--exhaustive: a Dask scheduler's address, or "
-                                                            "'local'."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="With --exhaustive: processes on this "
+                                                                  "machine (default: 1; at most 4 a core)."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="With --exhaustive: a Dask scheduler's address "
+                                                            "(HOST:PORT or tcp://HOST:PORT), or 'local'."),
     max_time: Optional[float] = MAX_TIME_OPTION,
     lang: Optional[Lang] = LANG_OPTION,
 ) -> None:
@@ -317,6 +317,18 @@ def explore(
     mode = "exhaustive" if exhaustive else "search"
     language = _lang(lang)
     with user_errors():
+        needs = {"--force": (force, save is not None, "--save"),
+                 "--workers": (workers is not None, exhaustive, "--exhaustive"),
+                 "--dask": (dask is not None, exhaustive, "--exhaustive")}
+        for option, (given, present, other) in needs.items():
+            if given and not present:  # it would do nothing
+                raise InputError("err.needs", option=option, needs=other)
+        if exhaustive:
+            from ..runners.sweep import check_dask, check_workers
+
+            check_workers(workers, dask)
+            if dask is not None and dask != "local":
+                check_dask(dask)  # before the exploration is set up
         if exhaustive and max_faults is not None and max_faults > ex.MAX_EXHAUSTIVE_FAULTS:
             most = ex.MAX_EXHAUSTIVE_FAULTS
             raise InputError("err.max_faults", n=max_faults, most=most,
@@ -379,8 +391,8 @@ def sweep(
                                                       "the scenario's [sweep] grid."),
     design: List[str] = typer.Option([], "--design", help="A design to sweep (repeatable; default: the "
                                                           "scenario's [sweep] designs, else all)."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Runs per point and design (default: the "
-                                                                     "scenario's [sweep] seeds, else 100)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="Runs per point and design, 1 to 100,000 (default: "
+                                                              "the scenario's [sweep] seeds, else 100)."),
     seed: int = typer.Option(1, help="The base seed every run's seed is derived from."),
     variant: Optional[str] = typer.Option(None, help="Sweep this variant's story instead of the main one."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: section.field=value (repeatable)."),
@@ -388,35 +400,31 @@ def sweep(
     output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the JSON or CSV to this file."),
     plot: Optional[str] = typer.Option(None, "--plot", help="Draw the rates against the varied field (PNG, SVG "
                                                             "or PDF)."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Processes on this machine "
-                                                                         "(default: all cores)."),
-    dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster: the scheduler's address, "
-                                                            "or 'local' for a LocalCluster here."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Processes on this machine (default: all "
+                                                                  "cores; at most 4 a core)."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster: the scheduler's address "
+                                                            "(HOST:PORT or tcp://HOST:PORT; it must answer "
+                                                            "within 3 s), or 'local' for a LocalCluster here."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
     """Run a scenario over a grid of parameters, every design and many seeds: how often does it go wrong?"""
-    from ..model.designs import DESIGNS
     from ..runners import sweep as sw
     from ..scenario.schema import load
     from ..scenario.schema import variant as pick
 
     language = _lang(lang)
     with user_errors():
-        for d in design:
-            _check_design(d)
+        sw.check_workers(workers, dask)
+        designs = [_check_design(d) for d in design]
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         if variant is not None:
             pick(loaded, variant, set_)
         config = loaded.sweep
-        axes = [sw.parse_vary(v) for v in vary] if vary else sw.axes_of(config.vary if config else {})
-        if not axes:
+        if not vary and (config is None or not config.vary):
             raise InputError("err.nothing_to_vary", scenario=scenario)
-        designs = design or (list(config.designs) if config and config.designs else list(DESIGNS))
-        spec = sw.Sweep(loaded, axes, designs, seeds or (config.seeds if config else 100), seed, list(set_),
-                        variant)
-        spec.points()  # every point validated before anything runs
+        spec = sw.plan(loaded, vary, designs, seeds, seed, set_, variant)  # every limit, every point checked
         _check_outputs(output, plot, format.value)
         if plot is not None:
             from ..views import sweep_plot
@@ -424,6 +432,8 @@ def sweep(
             sweep_plot.check_path(plot)
         with sw.executor_for(workers, dask) as executor, _progress(quiet) as progress:
             result = sw.run(spec, executor, progress)
+        if config is not None:
+            sw.check_measured(result, config.measures, loaded._source or loaded.name)
         if plot is not None:
             sweep_plot.save(sweep_plot.figure(result, config, language), plot)
     if format is SweepFormat.text:

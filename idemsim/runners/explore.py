@@ -386,7 +386,9 @@ def judge_chunk(base: Scenario, design: str, seed: int, judged: tuple[str, ...],
                 chunk: list[tuple[int, ...]]) -> tuple[int, int, int | None]:
     """Judge the schedules of ``chunk`` (tuples of indices into ``faults``) in order, up to the first that
     breaks a property: how many were checked, in how many every fault happened, and the failing one's
-    position in the chunk (None if all held)."""
+    position in the chunk (None if all held). A design from a file is loaded first: a Dask worker's process
+    has not seen it."""
+    design = resolve_design(design)
     effective = 0
     for position, combo in enumerate(chunk):
         run, violations = judge(base.model_copy(update={"faults": [faults[i] for i in combo]}), design, seed,

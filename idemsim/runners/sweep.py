@@ -13,6 +13,12 @@ Guarantees: the result depends only on the scenario, the grid, the designs, the 
 on what ran it: inline, a `concurrent.futures.ProcessPoolExecutor`, or a Dask cluster (any
 `concurrent.futures.Executor`) give byte-identical JSON, which holds no executor, worker count or timing.
 Rows come in grid order, designs in the order given, whatever order the work finished in.
+
+Limits, checked before anything runs (`plan`), each refusal one `InputError` naming the option and what is
+allowed: at most `MAX_POINTS` values an axis (a range or a list), each field varied once, at most `MAX_SEEDS`
+seeds, at most `MAX_RUNS` runs in all (points × designs × seeds), at most `max_workers()` worker processes;
+a Dask address is checked, and its scheduler asked for an answer within `CONNECT_TIMEOUT` seconds, before
+Dask is even imported (`check_dask`).
 """
 
 from __future__ import annotations
@@ -24,13 +30,17 @@ import itertools
 import json
 import math
 import os
-from concurrent.futures import Executor, ProcessPoolExecutor
+import select
+import shutil
+import socket
+import tempfile
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..base.errors import InputError, Message
+from ..base.errors import InputError, Message, os_reason
 from ..base.i18n import LANGS
-from ..base.printable import point_text  # noqa: F401 (sweeps are read with it)
+from ..base.printable import point_text, shorten  # noqa: F401 (point_text: sweeps are read with it)
 from ..judge.measures import FLAGS, of_run
 from ..judge.statistics import Z95, percentile, wilson  # noqa: F401 (sweeps are read with them)
 from ..kernel import collector
@@ -65,35 +75,57 @@ def _number(text: str) -> float:
 
 
 def _range(field: str, spec: str) -> tuple[str, ...]:
-    """``START:STOP:STEP``, STOP included when a step lands on it."""
+    """``START:STOP:STEP``, STOP included when a step lands on it; at most `MAX_POINTS` values (a step so small
+    that the count is not even a finite number is refused the same way)."""
     parts = spec.split(":")
     if len(parts) != 3:
-        raise InputError("err.vary.range", field=field, spec=spec)
+        raise InputError("err.vary.range", field=field, spec=_short(spec))
     start, stop, step = (_number(p) for p in parts)
     if step <= 0 or stop < start:
-        raise InputError("err.vary.step", field=field, spec=spec)
-    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+        raise InputError("err.vary.step", field=field, spec=_short(spec))
+    span = (stop - start) / step
+    if not math.isfinite(span):
+        raise InputError("err.vary.uncountable", field=field, spec=_short(spec), most=MAX_POINTS)
+    count = int(math.floor(span + 1e-9)) + 1
     if count > MAX_POINTS:
-        raise InputError("err.vary.count", field=field, spec=spec, count=count, most=MAX_POINTS)
+        raise InputError("err.vary.count", field=field, spec=_short(spec), count=f"{count:,}", most=MAX_POINTS)
     integral = all(float(p).is_integer() for p in (start, stop, step)) and "." not in spec
     return tuple(str(int(start + i * step)) if integral else repr(round(start + i * step, 10)) for i in range(count))
 
 
+def _short(text: str) -> str:
+    """An echoed value cut to a readable length (a 30,000-value list is not repeated whole)."""
+    return shorten(text, 60)
+
+
 MAX_POINTS = 1000
-"""Values one axis may have."""
+"""Values one axis may have, a range's or a list's."""
+MAX_SEEDS = 100_000
+"""Runs per point and design at most (``--seeds``, ``[sweep] seeds``)."""
+MAX_RUNS = 200_000
+"""Runs a sweep may make in all, points × designs × seeds: the shipped loss sweep makes 4,400 runs a second
+on the 2-core development machine (two workers), so the largest sweep of a scenario that small takes about
+a minute there, and one of a heavier scenario (the herd: a thousand clients a run) proportionally longer.
+docs/sweeps.md says so."""
 
 
 def parse_vary(text: str) -> Axis:
-    """``FIELD=V1,V2,…`` (each value read as ``--set`` reads it) or ``FIELD=START:STOP:STEP``."""
+    """``FIELD=V1,V2,…`` (each value read as ``--set`` reads it) or ``FIELD=START:STOP:STEP``; at most
+    `MAX_POINTS` values."""
     name, sep, values = text.partition("=")
     name = name.strip()
-    if not sep or not name or not values.strip():
-        raise InputError("err.vary.form", text=repr(text))
+    if not sep or not name:
+        raise InputError("err.vary.form", text=repr(_short(text)))
+    if not values.strip():
+        raise InputError("err.vary.no_values", text=repr(_short(text)))
     if values.count(":") == 2 and "," not in values and not values.strip().startswith(("'", '"')):
         return Axis(name, _range(name, values.strip()))
-    texts = tuple(v.strip() for v in values.split(","))
+    texts = tuple(v.strip() for v in values.split(",", MAX_POINTS))
+    if len(texts) > MAX_POINTS:
+        raise InputError("err.vary.count", field=name, spec=_short(values), count=f"{values.count(',') + 1:,}",
+                         most=MAX_POINTS)
     if any(not t for t in texts):
-        raise InputError("err.vary.empty", text=repr(text))
+        raise InputError("err.vary.empty", text=repr(_short(text)))
     return Axis(name, texts)
 
 
@@ -112,10 +144,18 @@ def toml_value(value: Any) -> str:
     raise InputError("err.vary.value", value=repr(value))
 
 
-def axes_of(vary: dict[str, Any]) -> list[Axis]:
-    """A scenario's ``[sweep] vary`` table: field -> a list of values, or a ``"START:STOP:STEP"`` text."""
-    return [Axis(name, _range(name, values)) if isinstance(values, str) else
-            Axis(name, tuple(toml_value(v) for v in values)) for name, values in vary.items()]
+def axes_of(vary: dict[str, Any], source: Any = "[sweep]") -> list[Axis]:
+    """A scenario's ``[sweep] vary`` table: field -> a list of values (at least one, at most `MAX_POINTS`), or
+    a ``"START:STOP:STEP"`` text."""
+    axes = []
+    for name, values in vary.items():
+        if isinstance(values, str):
+            axes.append(Axis(name, _range(name, values)))
+            continue
+        if not values or len(values) > MAX_POINTS:
+            raise InputError("err.sweep.values", source=source, field=name, count=len(values), most=MAX_POINTS)
+        axes.append(Axis(name, tuple(toml_value(v) for v in values)))
+    return axes
 
 
 def grid(axes: list[Axis]) -> list[dict[str, str]]:
@@ -132,8 +172,9 @@ def derive_seed(base: int, point: dict[str, Any], design: str, replicate: int) -
 # -- running ----------------------------------------------------------------------------------------------------
 def run_batch(scenario, design: str, seeds: list[int]) -> list[dict[str, Any]]:
     """Run ``scenario`` under ``design`` once per seed; each run reduced to its measures. (Top level and
-    importable, so that any executor, a process pool or a Dask worker, can run it.)"""
-
+    importable, so that any executor, a process pool or a Dask worker, can run it; a design from a file,
+    ``path/to/file.py:function``, is loaded there first, since a Dask worker's process has not seen it.)"""
+    design = resolve_design(design)
     return [of_run(simulate(scenario, design, seed, trace=False)) for seed in seeds]
 
 
@@ -160,6 +201,59 @@ class Sweep:
                 _with_sets(self.scenario, assignments)
             out.append((point, story))
         return out
+
+
+MEASURES = (*FLAGS, "attempts", "keys_held", "time_to_answer.p50", "time_to_answer.p95", "wait.p50", "wait.p95",
+            "waiting_peak.p50", "waiting_peak.max", "pool_wait_max.p50", "pool_wait_max.p95",
+            "peak_after_outage.p50", "peak_after_outage.p95", "peak_after_outage.max")
+"""What a ``[sweep] measures`` may name: a rate (a flag), or a number of a row (``time_to_answer.p95``).
+``pool_wait_max`` is measured only with ``api.pool_size``, ``peak_after_outage`` only with an outage."""
+
+
+def plan(scenario, vary: list[str] | None = None, designs: list[str] | None = None, seeds: int | None = None,
+         seed: int = 1, sets: list[str] | None = None, variant: str | None = None) -> Sweep:
+    """The sweep a command or ``idemsim.sweep`` asked for, every limit checked before anything runs:
+    ``vary`` as ``--vary`` takes them (default: the scenario's ``[sweep] vary``), each field once, each axis
+    at most `MAX_POINTS` values; ``designs`` (default: ``[sweep] designs``, which may not be empty, else all);
+    ``seeds`` at most `MAX_SEEDS`; at most `MAX_RUNS` runs in all; the ``[sweep] measures`` known. Every point
+    is validated last, once the product is known to be small enough."""
+    config = scenario.sweep
+    source = scenario._source or scenario.name
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise InputError("err.sweep.seeds", n=seeds, most=MAX_SEEDS)
+    if config is not None:
+        if config.designs is not None and not config.designs:
+            raise InputError("err.sweep.no_designs", source=source)
+        for name in config.measures:
+            if name not in MEASURES:
+                raise InputError("err.sweep.measure", source=source, name=repr(_short(name)),
+                                 allowed=", ".join(MEASURES))
+    axes = [parse_vary(v) for v in vary] if vary else axes_of(config.vary if config else {}, source)
+    if not axes:
+        raise InputError("err.nothing_to_vary", scenario=scenario.name)
+    seen: set[str] = set()
+    for axis in axes:
+        if axis.field in seen:
+            raise InputError("err.vary.twice", field=axis.field)
+        seen.add(axis.field)
+    names = list(designs) if designs else (list(config.designs) if config and config.designs else list(DESIGNS))
+    count = seeds or (config.seeds if config else 100)
+    points = math.prod(len(a.texts) for a in axes)
+    runs = points * len(names) * count
+    if runs > MAX_RUNS:
+        raise InputError("err.sweep.runs", points=points, designs=len(names), seeds=count, runs=runs,
+                         most=MAX_RUNS)
+    spec = Sweep(scenario, axes, names, count, seed, list(sets or []), variant)
+    spec.points()  # every point validated before anything runs
+    return spec
+
+
+def check_measured(result: SweepResult, measures: list[str], source: Any) -> None:
+    """Refuse a ``[sweep] measures`` name the finished sweep's rows do not hold (``pool_wait_max`` without a
+    pool, ``peak_after_outage`` without an outage), instead of failing while drawing or printing."""
+    for name in measures:
+        if result.rows and name.partition(".")[0] not in result.rows[0]:
+            raise InputError("err.sweep.unmeasured", source=source, name=name)
 
 
 def _with_sets(scenario, assignments: list[str]):
@@ -298,52 +392,140 @@ def to_csv(result: SweepResult) -> str:
 
 
 # -- executors ------------------------------------------------------------------------------------------------------
+CONNECT_TIMEOUT = 3.0
+"""Seconds a Dask scheduler has to accept a connection and say its first word (a scheduler speaks at once)."""
+
+
+def max_workers() -> int:
+    """Worker processes a command may start on this machine: four a core."""
+    return 4 * (os.cpu_count() or 1)
+
+
+def check_workers(workers: int | None, dask: str | None = None) -> None:
+    """``--workers``: at least 1, at most `max_workers`, and with ``--dask`` only for ``local`` (a remote
+    cluster's workers are its own)."""
+    if workers is None:
+        return
+    if not 1 <= workers <= max_workers():
+        raise InputError("err.workers.count", n=workers, most=max_workers(), cores=os.cpu_count() or 1)
+    if dask is not None and dask != "local":
+        raise InputError("err.workers.remote", n=workers, address=_short(dask))
+
+
+def check_dask(address: str, timeout: float = CONNECT_TIMEOUT) -> str:
+    """A ``--dask`` scheduler address, checked without Dask: ``HOST:PORT`` or ``tcp://HOST:PORT`` (the only
+    protocol idemsim speaks: ``tls://`` needs certificates it does not take, ``ucx://`` and ``inproc://`` are
+    not a remote scheduler's), a port from 1 to 65535, and a scheduler there: a refused connection is
+    refused at once; one that accepts and says nothing within ``timeout`` seconds (a Dask scheduler sends
+    its handshake as soon as it accepts) is refused then. Returns ``tcp://HOST:PORT``."""
+    shown = _short(address)
+    if not address.strip():
+        raise InputError("err.dask.empty")
+    scheme, sep, rest = address.strip().partition("://")
+    if not sep:
+        scheme, rest = "tcp", address.strip()
+    if scheme != "tcp":
+        raise InputError("err.dask.scheme", address=shown, scheme=_short(scheme))
+    host, _, port = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not host or not (port.isascii() and port.isdigit() and len(port) <= 5 and 1 <= int(port) <= 65535):
+        raise InputError("err.dask.address", address=shown)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as probe:
+            spoke, _, _ = select.select([probe], [], [], timeout)
+    except TimeoutError:
+        spoke = []
+    except (OSError, UnicodeError) as error:
+        reason = os_reason(error) if isinstance(error, OSError) else str(error)
+        raise InputError("err.dask.unreachable", address=shown, error=reason) from None
+    if not spoke:
+        raise InputError("err.dask.silent", address=shown, seconds=timeout)
+    return f"tcp://{rest}"
+
+
+class _Started(Executor):
+    """A process pool whose failure to start a worker (a process limit: ``EAGAIN``) is one `InputError`."""
+
+    def __init__(self, pool: ProcessPoolExecutor, workers: int) -> None:
+        self.pool, self.workers = pool, workers
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        try:
+            return self.pool.submit(fn, *args, **kwargs)
+        except OSError as error:
+            raise InputError("err.workers.start", n=self.workers, reason=os_reason(error)) from None
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.pool.shutdown(wait, cancel_futures=cancel_futures)
+
+
 class executor_for:
     """The executor a command asked for, as a context manager: None (run here) for one worker, a process
     pool of ``workers`` processes on this machine, or a Dask cluster's executor (``dask``: a scheduler's
-    address, or ``"local"`` for a `distributed.LocalCluster` of ``workers`` processes on loopback).
+    address, checked by `check_dask` before Dask is imported, or ``"local"`` for a `distributed.LocalCluster`
+    of ``workers`` processes on loopback, its scratch space in a temporary folder removed at the end).
+    ``workers`` is checked by `check_workers` (and unused with a remote cluster); a failure to start the
+    workers is one `InputError`.
 
     The worker processes it starts (a pool's, a local cluster's) run nothing but idemsim: they are idemsim's,
     and their runs keep Python's collector out of their way (`idemsim.kernel.collector.own_process`); a remote
     cluster's workers are not, and are left as they are."""
 
-    def __init__(self, workers: int | None = None, dask: str | None = None, connect_timeout: float = 10.0) -> None:
-
+    def __init__(self, workers: int | None = None, dask: str | None = None,
+                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        check_workers(workers)  # (the command refuses --workers with a remote --dask; here it is unused)
         self.workers = workers or os.cpu_count() or 1
         self.dask = dask
         self.connect_timeout = connect_timeout
-        """Seconds to wait for a remote scheduler to answer."""
+        """Seconds a remote scheduler has to answer (`check_dask`)."""
         self._close: list[Callable[[], None]] = []
 
     def __enter__(self) -> Executor | None:
+        try:
+            return self._start()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _start(self) -> Executor | None:
         if self.dask is not None:
+            address = None if self.dask == "local" else check_dask(self.dask, self.connect_timeout)
             try:
-                from distributed import Client, LocalCluster
+                from distributed import Client, LocalCluster  # (lazy: Dask is an optional extra, and slow to load)
             except ImportError:
                 raise InputError("err.dask.missing") from None
-            if self.dask == "local":
-                cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
-                self._close.append(cluster.close)
+            if address is None:
+                scratch = tempfile.mkdtemp(prefix="idemsim-dask-")
+                self._close.append(lambda: shutil.rmtree(scratch, ignore_errors=True))
+                try:
+                    cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None, local_directory=scratch)
+                except (OSError, RuntimeError, TimeoutError) as error:
+                    reason = os_reason(error) if isinstance(error, OSError) else str(error)
+                    raise InputError("err.dask.start", n=self.workers, reason=reason) from None
+                self._close.insert(0, cluster.close)
                 client = Client(cluster)
                 client.run(collector.own_process)
             else:
                 try:
-                    client = Client(self.dask, timeout=self.connect_timeout)
-                except OSError as error:
-                    raise InputError("err.dask.unreachable", address=self.dask, error=str(error)) from None
+                    client = Client(address, timeout=self.connect_timeout)
+                except (OSError, TimeoutError) as error:
+                    raise InputError("err.dask.unreachable", address=_short(self.dask), error=str(error)) from None
             self._close.insert(0, client.close)
             return client.get_executor()
         if self.workers <= 1:
             return None
-
-        pool = ProcessPoolExecutor(max_workers=self.workers, initializer=collector.own_process)
+        try:
+            pool = ProcessPoolExecutor(max_workers=self.workers, initializer=collector.own_process)
+        except OSError as error:
+            raise InputError("err.workers.start", n=self.workers, reason=os_reason(error)) from None
         self._close.append(pool.shutdown)
-        return pool
+        return _Started(pool, self.workers)
 
     def __exit__(self, *exc) -> None:
         for close in self._close:
             close()
+        self._close = []
 
 
 # -- from Python: idemsim.sweep(...) ------------------------------------------------------------------------------
@@ -360,13 +542,9 @@ def sweep(scenario: str, vary: list[str] | None = None, designs: list[str] | Non
     """
 
     loaded = load(scenario, sets)
-    config = loaded.sweep
-    axes = [parse_vary(v) for v in vary] if vary else axes_of(config.vary if config else {})
-    if not axes:
+    if not vary and (loaded.sweep is None or not loaded.sweep.vary):
         raise InputError("err.nothing_to_vary_api", scenario=scenario)
-    names = [resolve_design(d) for d in designs] if designs else \
-        (list(config.designs) if config and config.designs else list(DESIGNS))
-    spec = Sweep(loaded, axes, names, seeds or (config.seeds if config else 100), seed, list(sets or []), variant)
+    spec = plan(loaded, vary, [resolve_design(d) for d in designs or ()], seeds, seed, sets, variant)
     return run(spec, executor)
 
 
