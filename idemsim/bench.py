@@ -27,6 +27,7 @@ every figure as a table within 80 columns. See docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import json
 import os
@@ -41,6 +42,7 @@ from typing import Any
 
 import simpy
 
+from .base.errors import InputError
 from .kernel import collector
 from .kernel.loop import events_processed
 
@@ -443,6 +445,12 @@ def _medians(values: dict[str, list[float]]) -> dict[str, float]:
 
 
 # -- the command ------------------------------------------------------------------------------------------------
+MAX_PAYMENTS = 1_000_000
+"""The most payments a load has (a scenario's ``arrivals.count``): ``-n`` and each ``--scaling`` size."""
+MAX_REPEAT = 100
+"""The most runs of each model ``--repeat`` asks for."""
+
+
 class _OneLineErrors(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit code 2, as every idemsim command's is (``--help`` still
     shows the usage)."""
@@ -471,8 +479,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true",
                         help="also idemsim run lost-response against a bare typer + rich command")
     args = parser.parse_args(argv)
-    if args.n < 1 or args.repeat < 1:
-        parser.error("-n and --repeat must be at least 1")
+    if not 1 <= args.n <= MAX_PAYMENTS:
+        parser.error(f"argument -n: {args.n} payments: give 1 to {MAX_PAYMENTS:,}")
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        parser.error(f"argument --repeat: {args.repeat}: give 1 to {MAX_REPEAT}")
+    for size in args.scaling or ():
+        if not 1 <= size <= MAX_PAYMENTS:
+            parser.error(f"argument --scaling: {size} payments: give sizes from 1 to {MAX_PAYMENTS:,}")
     extra: dict[str, Any] = {}
     # What runs in other processes first: Linux carries a process's peak resident set over to what it starts
     # (ru_maxrss survives exec), so a child started after the models ran here would report this process's peak.
@@ -497,11 +510,45 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         doc["profile"] = profile(args.n, args.arrivals, args.seed)
     doc["targets"] = targets(doc)
-    if args.format == "json":
-        print(json.dumps(doc, indent=1))
-    else:
-        print(text(doc))
+    print(json.dumps(doc, indent=1) if args.format == "json" else text(doc))
     return 0
+
+
+def command(argv: list[str] | None = None) -> int:
+    """``python -m idemsim.bench``: `main`, as idemsim's commands end. What the benchmark refuses is one line and
+    exit code 2, never a traceback; a standard output closed early (``| head -1``) ends it quietly with exit
+    code 141 (128 + SIGPIPE, as a shell reports a Unix tool a closed pipe ended), and one that refuses to be
+    written (a full disk, ``>/dev/full``) is one line and exit code 2."""
+    prog = "python -m idemsim.bench"
+    try:
+        if sys.stdout is None:  # file descriptor 1 closed: nothing it measures could be shown, so it measures nothing
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        code = main(argv)
+        sys.stdout.flush()
+    except InputError as error:
+        print(f"{prog}: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        if error.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EBADF, errno.EFBIG):
+            raise
+        _discard_stdout()
+        if error.errno == errno.EPIPE:
+            return 141
+        print(f"{prog}: error: cannot write to standard output: {os.strerror(error.errno)}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _discard_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so that what Python still holds for it is flushed there at exit
+    instead of failing again."""
+    if sys.__stdout__ is None:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.__stdout__.fileno())
+    finally:
+        os.close(devnull)
 
 
 # -- the targets --------------------------------------------------------------------------------------------
@@ -624,4 +671,4 @@ _EXTRAS = (("scaling", _scaling_text), ("gc", _gc_text), ("profile", _profile_te
 
 if __name__ == "__main__":
     collector.own_process()  # the benchmark's process is idemsim's: its runs quiet the collector, as the CLI's do
-    raise SystemExit(main())
+    raise SystemExit(command())

@@ -104,7 +104,7 @@ MEASURED = {
 class TestUsage:
     def test_a_bad_option_is_one_line_and_exit_2(self, capsys):
         """A value the benchmark refuses, or one argparse cannot read, is one line on stderr and exit code 2."""
-        for argv, says in ((["-n", "0"], "-n and --repeat must be at least 1"),
+        for argv, says in ((["-n", "0"], "argument -n: 0 payments: give 1 to 1,000,000"),
                            (["--arrivals", "bursty"], "argument --arrivals: invalid choice: 'bursty'")):
             with pytest.raises(SystemExit) as exited:
                 bench.main(argv)

@@ -387,7 +387,7 @@ DESIGN_ANSWERS = [
     ("6.3", starter_with(lambda h: None), NO_PROCESSOR_KEY),
     ("6.3", starter_with(lambda h: h.request.id), NO_PROCESSOR_KEY),
     ("6.3", crashing_design, "not yet: idemsim could not run it: design 'my-design' failed in request 1.1, at "
-                             "statement 'begin' at 0.050 s: ZeroDivisionError: division by zero"),
+                             "statement 'begin' at 0.050 s (test_course.py:286): ZeroDivisionError: division by zero"),
     ("6.3", "my_design", "not yet: 'my_design' is of type str, not a function; write it with def"),
 ]
 DESIGN_IDS = ["the request's key", "a key derived from it", "a constant key", "the fingerprint as key",

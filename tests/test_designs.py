@@ -127,11 +127,12 @@ class TestABadHandlerIsOneLine:
          def handler(h):
              yield from h.sql("register_key", key=h.key, fingerprint=h.fingerprint)
              return 1 / 0
-         """, "failed in request 1.1, at statement 'register_key' at 0.050 s: ZeroDivisionError: division by zero"),
+         """, "failed in request 1.1, at statement 'register_key' at 0.050 s (mine.py:6): ZeroDivisionError: "
+            "division by zero"),
         ("""
          def handler(h):
              yield from h.sql("frobnicate", key=h.key)
-         """, "at statement 'frobnicate' at 0.050 s: ValueError: unknown op 'frobnicate'"),
+         """, "at statement 'frobnicate' at 0.050 s (mine.py:5): ValueError: unknown op 'frobnicate'"),
         ("""
          def handler(h):
              yield from h.sql("select_key", key=h.key)
@@ -158,7 +159,7 @@ class TestABadHandlerIsOneLine:
     @pytest.mark.parametrize("spec, message", [
         ("nowhere.py:handler", "no such file 'nowhere.py'"),
         ("{dir}/mine.py:missing", "has no function 'missing'; it has: handler"),
-        ("{dir}/broken.py:handler", "importing {dir}/broken.py failed: NameError"),
+        ("{dir}/broken.py:handler", "importing {dir}/broken.py failed at broken.py:1: NameError"),
         ("magic", "unknown design 'magic'; valid designs: naive"),
     ])
     def test_a_design_that_cannot_be_loaded_is_one_line(self, cli, one_line, tmp_path, spec, message):

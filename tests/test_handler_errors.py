@@ -92,13 +92,13 @@ class TestAForgottenYieldFromIsNamed:
             "design 'forgetful' called w.lookup('k-8f3a') at mine.py:3 without yield from: the lookup never ran")
 
     def test_a_yield_of_anything_but_an_event_is_the_designs_error(self):
-        """``yield 5``: one error naming the design, the request and the time, not SimPy's traceback."""
+        """``yield 5``: one error naming the design, the request, the time and the line, not SimPy's traceback."""
         register_design("yields", handler_from("""
             def handler(h):
                 yield 5
             """))
-        assert error_of("yields") == ("design 'yields' yielded 5 in request 1.1 at 0.050 s, not an event: run a "
-                                      "statement, capture or work with yield from")
+        assert error_of("yields") == ("design 'yields' yielded 5 in request 1.1 at 0.050 s (mine.py:3), not an "
+                                      "event: run a statement, capture or work with yield from")
 
     def test_the_command_line_says_it_in_one_line(self, cli, one_line, tmp_path):
         """``run --design file.py:handler``: one line, exit 2, in the chosen language."""

@@ -41,6 +41,7 @@ from ..base.output import check_output, is_standard_output, write_output
 from ..base.printable import one_line, safe
 from ..base.readers import label
 from ..kernel import collector
+from . import watchdog
 from .common import LANG_OPTION, LANGUAGE, Lang, OneLineTyper, user_errors
 from .common import choose_language as _lang
 
@@ -127,9 +128,13 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def main_callback(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                              help="Print the version and exit.")) -> None:
-    pass
+def main_callback(ctx: typer.Context,
+                  version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                               help="Print the version and exit.")) -> None:
+    """Every command runs a user's design (``--design file.py:function``) under the watchdog
+    (`idemsim.cli.watchdog`: ``IDEMSIM_DESIGN_SECONDS``, 5 s unless told), which is taken away when it ends."""
+    with user_errors():
+        ctx.with_resource(watchdog.installed())
 
 
 def _check_design(design: Optional[str]) -> Optional[str]:

@@ -34,7 +34,8 @@ from ..base.errors import InputError, Message
 from ..base.fields import Amount, InputModel, Integer, JsonObject, Period, PositiveSeconds, Seconds, invalid
 from ..base.http import Request, Response, fingerprint
 from ..kernel.waits import Task
-from .calls import Call, Calls
+from . import calls
+from .calls import Call, Calls, DesignCode, Overran
 from .designs import DESIGNS, completer_period, missing_key, recovery_lease
 from .faults import FaultPlan
 from .network import Latency
@@ -112,7 +113,8 @@ class DesignError(InputError):
 
 
 def _shorten(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
+    """``text`` said of a design's doing: one line, at most ``limit`` characters, no memory addresses."""
+    text = " ".join(calls.without_addresses(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -401,44 +403,60 @@ class Api:
         respond(Response(503, {"error": "service unavailable"}), "gateway")
 
     def _custom(self, spec, party: WatchedHandler | WatchedWorker, code: Callable, *args: Any):
-        """Run a user's design code, ``code(*args)`` (a handler, a completer) for ``party``: whatever it raises
-        or yields that is not an event, and a statement, capture or work it called and never ran (a forgotten
-        ``yield from``, named first: the likelier cause of what it raised after), becomes one clear line naming
-        the design, the request or the line and the simulated time, not a traceback from the model."""
+        """Run a user's design code, ``code(*args)`` (a handler, a completer) for ``party``, each step of it inside
+        `DesignCode` (its prints to standard error; the watchdog, if any). Whatever it raises (any
+        `BaseException`: ``sys.exit``, `KeyboardInterrupt` too) or yields that is not an event, a step the
+        watchdog stopped, and a statement, capture or work it called and never ran (a forgotten ``yield from``,
+        named first: the likelier cause of what it raised after), becomes one clear line naming the design, the
+        request (or the completer), the line of the design's file and the simulated time, not a traceback from
+        the model."""
 
-        where = Message("err.design.request", request=party.request.id) if isinstance(party, Handler) \
-            else party.name
+        request = getattr(party, "request", None)
+        where = Message("err.design.request", request=request.id) if isinstance(party, Handler) else party.name
+        running = DesignCode(f"{spec.name} {request.id if isinstance(party, Handler) else party.name}")
         try:
-            work = code(*args)
-            result = (yield from self._stepped(spec, where, work)) if inspect.isgenerator(work) else work
-        except (ApiCrashed, DesignError):
+            with running:
+                work = code(*args)
+            result = (yield from self._stepped(spec, where, work, running, code)) if inspect.isgenerator(work) \
+                else work
+        except (ApiCrashed, DesignError, GeneratorExit):
             raise
-        except Exception as error:  # the user's code failed: report it as their input, exit 2
+        except Overran as stopped:
+            raise DesignError("err.design.overran", design=repr(spec.name), where=where, t=self.env.now,
+                              place=calls.place(stopped, calls.file_of(code), calls.defined_at(code)),
+                              seconds=stopped.seconds) from None
+        except BaseException as error:  # the user's code failed, or ended the process: their input, exit 2
             _never_ran(spec, party)
             last = getattr(party, "last_statement", None)
-            said = dict(design=repr(spec.name), where=where, t=self.env.now, error_type=type(error).__name__,
-                        error=_shorten(str(error)))
+            said = dict(design=repr(spec.name), where=where, t=self.env.now,
+                        place=calls.place(error, calls.file_of(code), calls.defined_at(code)),
+                        error=_shorten(calls.described(error)))
             if last:
                 raise DesignError("err.design.failed_at", statement=repr(last), **said) from None
             raise DesignError("err.design.failed", **said) from None
+        finally:
+            running.printed.end()
         _never_ran(spec, party)
         party.calls.clear()
         return result
 
-    def _stepped(self, spec, where, work):
-        """``yield from work``, each thing it yields checked: a SimPy event goes on to the process; anything else
-        (``yield h.sql(...)`` for ``yield from``, a value) is the design's error, not SimPy's traceback."""
+    def _stepped(self, spec, where, work, running: DesignCode, code: Callable):
+        """``yield from work``, each step inside ``running`` and each thing it yields checked: a SimPy event goes
+        on to the process; anything else (``yield h.sql(...)`` for ``yield from``, a value) is the design's
+        error, at the line of its ``yield``, not SimPy's traceback."""
         sent = thrown = None
         while True:
             try:
-                event = work.send(sent) if thrown is None else work.throw(thrown)
+                with running:
+                    event = work.send(sent) if thrown is None else work.throw(thrown)
             except StopIteration as end:
                 return end.value
             if isinstance(event, Call):  # ``yield`` of a call starts nothing: the call never ran
                 raise _not_run(spec, event)
             if not isinstance(event, simpy.Event):
                 raise DesignError("err.design.yielded", design=repr(spec.name), where=where,
-                                  value=_shorten(repr(event)), t=self.env.now)
+                                  value=_shorten(repr(event)), t=self.env.now,
+                                  place=calls.suspended_at(work, calls.file_of(code)) or calls.defined_at(code))
             sent = thrown = None
             try:
                 sent = yield event
@@ -469,11 +487,23 @@ class Api:
 
                 return (yield from missing_key(h))
             response = yield from self._custom(spec, h, self.handle_charge, h)
-            if not isinstance(response, Response):
-                raise DesignError("err.design.returned", design=repr(spec.name), request=r.id,
-                                  value=_shorten(repr(response)), t=self.env.now)
+            self._check_answer(spec, r, response)
             return response
         return (yield from self._resource(h))
+
+    def _check_answer(self, spec, r: Request, response: Any) -> None:
+        """A user's design's answer is a `Response` with a whole-number status from 100 to 599 and a JSON body;
+        anything else is the design's error, at the line where its handler starts (the line of its ``return``
+        is gone once it returned)."""
+        said = dict(design=repr(spec.name), request=r.id, t=self.env.now, place=calls.defined_at(self.handle_charge))
+        if not isinstance(response, Response):
+            raise DesignError("err.design.returned", value=_shorten(repr(response)), **said)
+        status = response.status
+        if type(status) is not int or not 100 <= status <= 599:
+            raise DesignError("err.design.status", value=_shorten(repr(status)), **said)
+        odd = calls.not_json(response.body)
+        if odd is not None:
+            raise DesignError("err.design.body", value=_shorten(odd), **said)
 
     # -- the article's other examples: a balance and items -----------------------------------------------
     def _resource(self, h: Handler):

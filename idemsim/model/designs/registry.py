@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
+import os
 import pkgutil
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ...base.errors import InputError
-from ...base.printable import shown
-from ...base.readers import label
+from ...base.errors import InputError, os_reason
+from ...base.printable import shorten, shown
+from ..calls import DesignCode, Overran, defined_at, described, place, without_addresses
 from .spec import SHIPPED_POINTS, Design, default_options, recovery_lease
 
 
@@ -31,7 +34,21 @@ def shipped_designs() -> list[Design]:
     return sorted(found, key=lambda design: design.rank)
 
 
-DESIGNS: dict[str, Design] = {d.name: d for d in shipped_designs()}
+class _Designs(dict):
+    """The registry's dict: a design named by file that this process has not registered yet (a worker of a sweep
+    or an exploration, started afresh, is given the name only) is imported and registered on first use, as
+    `resolve_design` does; any other unknown name is a `KeyError`."""
+
+    def __missing__(self, name: str) -> Design:
+        if not isinstance(name, str) or not _BY_FILE.fullmatch(name):
+            raise KeyError(name)
+        return self[resolve_design(name)]
+
+
+_BY_FILE = re.compile(r".+\.py:[^:]+", re.S)
+"""A design named by its file: ``path/to/file.py:function``."""
+
+DESIGNS: dict[str, Design] = _Designs({d.name: d for d in shipped_designs()})
 """Every design by name: the shipped ones in the article's order, then any registered with `register_design` or
 named by file."""
 
@@ -78,17 +95,30 @@ def register_design(name: str, handler: Callable, *, summary: str = "", keyed: b
         raise InputError("err.design.not_function", name=repr(name), type=type(handler).__name__)
     if isinstance(options, str):
         options = (options,)
+    points = (points,) if isinstance(points, str) else tuple(points)
+    for point in points:
+        if not (isinstance(point, str) and _POINT.fullmatch(point)):
+            raise InputError("err.design.points", name=repr(name), place=defined_at(handler), point=shown(point))
     design = Design(name, handler, summary or (handler.__doc__ or "").strip().split("\n")[0] or name, keyed,
-                    tuple(points), completer, abandoned or (_older_than_the_lease if completer else None),
+                    points, completer, abandoned or (_older_than_the_lease if completer else None),
                     custom=True, stores_keys=stores_keys, unique_key=unique_key, lease_recovery=lease_recovery,
                     options=default_options(keyed) if options is None else frozenset(options))
     DESIGNS[name] = design
     return design
 
 
+_POINT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+"""A crash point's name: a word of letters, digits, ``_``, ``.`` and ``-`` (at most 64 characters)."""
+
+
 def resolve_design(name: str) -> str:
     """The registered name of ``name``: a known design, or ``path/to/file.py:function``, which is imported
-    (once) and registered under that very text, so that it reproduces. Anything else is an `InputError`."""
+    (once) and registered under that very text, so that it reproduces. Anything else is an `InputError`.
+
+    The file is the user's code: its import runs inside `idemsim.model.calls.DesignCode` (what it prints goes
+    to standard error; a command line's watchdog may stop it), and whatever it raises, `SystemExit` and
+    `KeyboardInterrupt` included, is one `InputError` naming the file's line. The name must be a function the
+    file defines: a class, or a function the file imported from elsewhere, is refused."""
     if name in DESIGNS:
         return name
     path, sep, function = name.rpartition(":")
@@ -97,26 +127,47 @@ def resolve_design(name: str) -> str:
     source = Path(path)
     try:
         found = source.is_file()
-    except (OSError, ValueError):  # a name or a path too long for any file
-        found = False
+        module_name = f"idemsim_design_{abs(hash(str(source.resolve()))):x}"
+    except (OSError, ValueError) as error:  # a name too long, a NUL: no such file either
+        reason = os_reason(error) if isinstance(error, OSError) else str(error)
+        raise InputError("err.design.no_file", name=shorten(name, 200),
+                         path=f"'{shorten(path, 200)}' ({reason})") from None
     if not found:
-        raise InputError("err.design.no_file", name=label(name), path=repr(label(path)))
-    module_name = f"idemsim_design_{abs(hash(str(source.resolve()))):x}"
+        raise InputError("err.design.no_file", name=name, path=repr(path))
     spec = importlib.util.spec_from_file_location(module_name, source)
     module = importlib.util.module_from_spec(spec)
+    code = DesignCode(name)
     try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the user's file: report it, never a traceback from inside idemsim
-        raise InputError("err.design.import", name=name, path=path, error_type=type(error).__name__,
-                         error=str(error)) from None
+        with code:
+            spec.loader.exec_module(module)
+    except Overran as stopped:
+        raise InputError("err.design.import_overran", name=name, path=path, seconds=stopped.seconds,
+                         place=place(stopped, spec.origin, os.path.basename(path))) from None
+    except BaseException as error:  # the user's file, whatever it raised: one line, never idemsim's traceback
+        raise InputError("err.design.import", name=name, path=path,
+                         place=place(error, spec.origin, os.path.basename(path)),
+                         error=_shorten(described(error))) from None
+    finally:
+        code.printed.end()
     handler = getattr(module, function, None)
     if handler is None or not callable(handler):
         names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
-                       and getattr(v, "__module__", None) == module_name)
+                       and getattr(v, "__module__", None) == module_name and not inspect.isclass(v))
         raise InputError("err.design.no_function", name=name, path=path, function=repr(function),
                          names=", ".join(names))
+    if inspect.isclass(handler):
+        raise InputError("err.design.a_class", name=name, path=path, function=repr(function))
+    if (inspect.isfunction(handler) or inspect.isbuiltin(handler)) and handler.__module__ != module_name:
+        raise InputError("err.design.imported", name=name, path=path, function=repr(function),
+                         module=handler.__module__)
     register_design(name, handler, **{fact: getattr(handler, fact) for fact in FACTS if hasattr(handler, fact)})
     return name
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    """What a design's file raised, said in one line of at most ``limit`` characters, without memory addresses."""
+    text = " ".join(without_addresses(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def design(*, summary: str = "", keyed: bool = True, points: tuple[str, ...] = SHIPPED_POINTS,
