@@ -136,6 +136,8 @@ class Arrivals(InputModel):
             raise invalid("rate_and_gap")
         if self.process in ("poisson", "uniform") and self.rate is None and self.gap is None:
             raise invalid("needs_spacing", process=self.process)
+        if "at" in self.operation.model_fields_set:
+            raise invalid("arrival_at")
         return self
 
     def mean_gap(self) -> float:
