@@ -519,7 +519,7 @@ class executor_for:
             pool = ProcessPoolExecutor(max_workers=self.workers, initializer=collector.own_process)
         except OSError as error:
             raise InputError("err.workers.start", n=self.workers, reason=os_reason(error)) from None
-        self._close.append(pool.shutdown)
+        self._close.append(lambda: pool.shutdown(cancel_futures=True))  # after an error, the queued runs are dropped
         return _Started(pool, self.workers)
 
     def __exit__(self, *exc) -> None:
