@@ -156,7 +156,8 @@ class TestTheStory:
     def test_the_sequence_diagram_draws_the_refusal(self):
         """The Mermaid diagram draws the processor's answer as the refusal."""
         lines = story("recovery-points").mermaid().splitlines()
-        assert [line for line in lines if "key reused" in line] == ["P-->>A: 400 key reused with other parameters"]
+        assert [line for line in lines if "key reused" in line] == [
+            "P-->>A: t=5.050 400 key reused with other parameters"]
 
     @pytest.mark.slow
     def test_the_figure_labels_the_refusal_in_english_and_japanese(self):

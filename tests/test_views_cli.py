@@ -27,7 +27,7 @@ class TestMermaidOutput:
             lines = story.splitlines()
             assert lines[0] == INIT and lines[1] == "sequenceDiagram"
             assert lines[2] == f"%% {name} — design same-tx, seed 1"
-        assert "A--xC: 201 Created" in stories[0] and "```" not in out
+        assert "A--xC: t=0.250 201 Created" in stories[0] and "```" not in out
 
     def test_the_state_diagram_marks_the_path(self, cli):
         """`run --format mermaid-state` prints the key record's stateDiagram-v2 with the states it went through."""
