@@ -143,7 +143,7 @@ class TestSequenceDiagram:
         code: Mermaid drops a bare "#1" from a participant's name.)"""
         lines = body(mermaid.sequence(simulate(load("same-tx-wait"))))
         assert [line for line in lines if line.startswith("participant")] == [
-            "participant C as client", "participant C2 as client-dup", "participant A1 as API #35;1",
+            "participant C as client", "participant C2 as client (duplicate)", "participant A1 as API #35;1",
             "participant A2 as API #35;2", "participant D as DB", "participant P as processor"]
         assert lines[lines.index("A2->>D: t=1.000 register k-8f3a") + 1:][:1] == [
             "Note over A2,D: API #35;2 waits on the unique index<br/>until API #35;1 commits or rolls back"]

@@ -35,6 +35,7 @@ from ..base.http import REASONS
 from ..base.i18n import MESSAGES, wide
 from ..base.i18n import text as t
 from ..judge.summary import is_load
+from .names import party_name
 from .verdicts import design_words, green, problems, short_story_words
 
 INIT = ('%%{init: {"theme":"base","themeVariables":{"primaryColor":"#eaf1f5","primaryTextColor":"#28343b",'
@@ -154,10 +155,8 @@ def _number(handler: str) -> int:
 
 
 def client_name(name: str, lang: str) -> str:
-    """A client process's name in ``lang``: ``client`` and ``client-dup`` are translated, others kept."""
-    if name == "client" or name.startswith("client-"):
-        return t("party.client", lang) + name.removeprefix("client")
-    return name
+    """A client process's name in ``lang``, as every view writes it (`idemsim.views.names.party_name`)."""
+    return party_name(name, lang)
 
 
 def statement(d: dict, lang: str) -> str:
