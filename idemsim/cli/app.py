@@ -624,6 +624,13 @@ class _GuardedStdout:
             except OSError as e:
                 self.error = e
 
+    def isatty(self) -> bool:
+        """A closed standard output (``>&-``: no stream at all) is no terminal."""
+        try:
+            return self.stream is not None and self.stream.isatty()
+        except (OSError, ValueError):
+            return False
+
     def __getattr__(self, name: str) -> Any:
         if name == "buffer":
             raise AttributeError(name)
