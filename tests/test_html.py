@@ -166,7 +166,7 @@ class TestPage:
             ("time (s)", "from → to", "what happened"),
             (("0.000", "idemsim-time"), ("client", "idemsim-who"),
              "operation 1 begins: POST /charges {\"amount\": 1000}"),
-            (("0.000", "idemsim-time"), ("client → api", "idemsim-who"),
+            (("0.000", "idemsim-time"), ("client → API", "idemsim-who"),
              "POST /charges  Idempotency-Key: k-8f3a  [attempt 1, request 1.1]")]
         assert len(outline.timeline) == 1 + len(story_run("lost-response").trace)
         assert "201 Created {&quot;id&quot;: &quot;ch_1&quot;" in text

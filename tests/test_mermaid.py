@@ -119,15 +119,15 @@ class TestSequenceDiagram:
             "participant P as processor",
             "C->>A: t=0.000 POST /charges<br/>key: k-8f3a",
             "A->>D: t=0.050 BEGIN<br/>register k-8f3a → 1 row",
-            "A->>P: t=0.050 capture 1,000",
-            "Note over P: t=0.250 captures 1,000 as cap_1",
+            "A->>P: t=0.050 capture 1000",
+            "Note over P: t=0.250 captures 1000 as cap_1",
             "P-->>A: t=0.250 captured cap_1",
-            "A->>D: t=0.250 record a charge of 1,000 → ch_1<br/>store the 201 answer → 1 row<br/>COMMIT",
+            "A->>D: t=0.250 record a charge of 1000 → ch_1<br/>store the 201 answer → 1 row<br/>COMMIT",
             "A--xC: t=0.250 201 Created",
             "Note over A,C: the answer is lost on the network",
             "Note over C: t=2.000 no answer within 2.0 s",
             "rect rgba(234, 241, 245, 0.6)",
-            "C->>A: t=2.500 POST /charges (retry)<br/>key: k-8f3a",
+            "C->>A: t=2.500 POST /charges (attempt 2)<br/>key: k-8f3a",
             "A->>D: t=2.550 BEGIN<br/>register k-8f3a → 0 rows<br/>read k-8f3a → done, 201<br/>COMMIT",
             "A-->>C: t=2.550 201 Created (replayed)",
             "end",
@@ -155,7 +155,7 @@ class TestSequenceDiagram:
         story = next(s for s in runs(load("same-tx-wait")) if s.variant == "rollback")
         lines = body(mermaid.sequence(simulate(story)))
         assert lines.index("A1-->>C: t=5.000 500 Internal Server Error") < lines.index(
-            "A2->>P: t=5.000 capture 1,000")
+            "A2->>P: t=5.000 capture 1000")
 
     def test_one_handler_at_a_time_is_one_api_lane(self):
         """A retry handled after the first handler ended (lost-response, crash-in-progress) keeps one API lane."""
@@ -168,10 +168,10 @@ class TestSequenceDiagram:
         naming the pair."""
         lines = body(mermaid.sequence(simulate(load("naive-double-charge"))))
         red = f"rect {mermaid.EMPHASIS['broken']}"
-        at = lines.index("A->>D: t=2.750 record a charge of 1,000 → ch_2")
-        assert lines[at - 1:at + 3] == [red, "A->>D: t=2.750 record a charge of 1,000 → ch_2",
+        at = lines.index("A->>D: t=2.750 record a charge of 1000 → ch_2")
+        assert lines[at - 1:at + 3] == [red, "A->>D: t=2.750 record a charge of 1000 → ch_2",
                                         "Note over A,D: ch_1 and ch_2: one<br/>purchase, charged 2 times", "end"]
-        at = lines.index("Note over P: t=2.750 captures 1,000 as cap_2<br/>cap_1 and cap_2: one<br/>purchase, "
+        at = lines.index("Note over P: t=2.750 captures 1000 as cap_2<br/>cap_1 and cap_2: one<br/>purchase, "
                          "captured 2 times")
         assert lines[at - 1] == red and lines[at + 1] == "end"
         assert lines.count(red) == 2
@@ -184,7 +184,7 @@ class TestSequenceDiagram:
         at = lines.index("Note over A: t=0.250 the API process dies<br/>after the processor's capture,<br/>before "
                          "the charge row")
         assert lines[at - 1:at + 2] == [f"rect {mermaid.EMPHASIS['crash']}", lines[at], "end"]
-        assert ("Note over P: t=0.250 captures 1,000 as cap_1<br/>cap_1: money captured, and<br/>no charge row "
+        assert ("Note over P: t=0.250 captures 1000 as cap_1<br/>cap_1: money captured, and<br/>no charge row "
                 "records it") in lines
         for lang in ("en", "ja"):
             for kind in ("sequence", "state"):

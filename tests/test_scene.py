@@ -52,7 +52,7 @@ class TestLostResponse:
             (5, "processor.call", "api#1", "processor", 0.05, 0.05, None, "", None),
             (7, "processor.answer", "processor", "api#1", 0.25, 0.25, None, "", None),
             (11, "response", "api#1", "client", 0.25, None, 0.275, "201", 201),
-            (16, "request", "client", "api#2", 2.5, 2.55, None, "retry 2  key k-8f3a", None),
+            (16, "request", "client", "api#2", 2.5, 2.55, None, "attempt 2  key k-8f3a", None),
             (22, "response", "api#2", "client", 2.55, 2.6, None, "201 replayed", 201)]
 
     def test_the_key_record_goes_in_progress_then_done_and_stays(self, lost):

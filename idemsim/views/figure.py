@@ -35,7 +35,8 @@ from ..base.errors import InputError, Message
 from ..base.i18n import language, text
 from ..base.output import check_output, write_output, writes_through
 from . import placement
-from .scene import Scene, lane_name, status_words
+from .names import party_name
+from .scene import Scene, status_words
 from .scene import scene as make_scene
 from .verdicts import design_words, green, problems, short_story_words
 
@@ -278,7 +279,7 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
         outcome = text(f"outcome.{op['outcome']}", lang)
         if op["status"] is not None:
             outcome += f" {op['status']}"
-        client = lane_name(op["client"], "client", lang)
+        client = party_name(op["client"], lang)
         message = "verdict.seen_op" if several else "verdict.seen"
         items.append((text(message, lang, op=op["op"], client=client, seen=seen, outcome=outcome),
                       outcome_text[op["outcome"]], "normal"))

@@ -30,8 +30,9 @@ from ..judge.properties import describe_violation
 from ..judge.summary import is_load
 from ..model.designs import DESIGNS
 from .figure import OUTCOME_TEXT, run_figure
+from .names import amount_text
 from .sweep_plot import attempts_figure
-from .timeline import describe, endpoints
+from .timeline import describe, who
 from .verdicts import design_words, green, story_reasons, story_words
 
 WRAPPER = "idemsim-run"
@@ -100,9 +101,7 @@ def page(run, svg: str, lang: str = "en", max_rows: int = 400) -> str:
     title = t("html.title", lang, name=run.name, design=run.design, seed=run.seed)
     rows = []
     for event in list(run.trace)[:max_rows]:
-        src, dst = endpoints(event)
-        who = f"{src} → {dst}" if dst else src
-        rows.append(f"<tr><td class='idemsim-time'>{event.t:.3f}</td><td class='idemsim-who'>{e(who)}</td>"
+        rows.append(f"<tr><td class='idemsim-time'>{event.t:.3f}</td><td class='idemsim-who'>{e(who(event, lang))}</td>"
                     f"<td>{with_icons(describe(event, short=True, lang=lang), lang)}</td></tr>")
     more = len(run.trace) - max_rows
     if more > 0:
@@ -230,7 +229,7 @@ def _money(ledger: list[dict], lang: str) -> str:
     """How many captures, and each one's id, amount and time (the first three of a long ledger)."""
     if not ledger:
         return t("term.money_none", lang)
-    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=c["amount"], t=c["t"])
-                                     for c in ledger[:3])
+    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=amount_text(c["amount"], lang),
+                                       t=c["t"]) for c in ledger[:3])
     more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
     return f"{len(ledger)}  ({shown}{more})"

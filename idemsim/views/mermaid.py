@@ -35,7 +35,7 @@ from ..base.http import REASONS
 from ..base.i18n import MESSAGES, wide
 from ..base.i18n import text as t
 from ..judge.summary import is_load
-from .names import party_name
+from .names import amount_text, attempt_name, party_name
 from .verdicts import design_words, green, problems, short_story_words
 
 INIT = ('%%{init: {"theme":"base","themeVariables":{"primaryColor":"#eaf1f5","primaryTextColor":"#28343b",'
@@ -122,29 +122,24 @@ class _Lanes:
         return aliases[0], aliases[-1]
 
     def name(self, actor: str) -> str:
-        """A handler in words: ``API #2`` (``api#2`` in the trace)."""
-        if actor.startswith("api#"):
-            return t("party.handler", self.lang, n=_number(actor))
-        if actor in self.jobs:
-            return t(f"party.{actor}", self.lang)
-        return client_name(actor, self.lang)
+        """A party in words, as every view writes it (`idemsim.views.names.party_name`): ``API #2`` for
+        ``api#2``."""
+        return party_name(actor, self.lang)
 
     def declarations(self) -> list[str]:
-        lines = [f"participant {alias} as {escape(client_name(name, self.lang))}"
-                 for name, alias in self.clients.items()]
-        lang = self.lang
+        lines = [f"participant {alias} as {escape(self.name(name))}" for name, alias in self.clients.items()]
         if self.handlers:
             lines += [f"participant {alias} as {escape(self.name(name))}"  # (API #35;1: Mermaid drops a bare #1)
                       for name, alias in self.handlers.items()]
         else:
-            lines.append(f"participant A as {escape(t('party.api', lang))}")
+            lines.append(f"participant A as {escape(self.name('api'))}")
         if self.db:
-            lines.append(f"participant D as {escape(t('party.db', lang))}")
+            lines.append(f"participant D as {escape(self.name('db'))}")
         if self.processor:
-            lines.append(f"participant P as {escape(t('party.processor', lang))}")
+            lines.append(f"participant P as {escape(self.name('processor'))}")
         if self.completer:
-            lines.append(f"participant K as {escape(t('party.completer', lang))}")
-        lines += [f"participant {alias} as {escape(t(f'party.{actor}', lang))}" for actor, alias in self.jobs.items()]
+            lines.append(f"participant K as {escape(self.name('completer'))}")
+        lines += [f"participant {alias} as {escape(self.name(actor))}" for actor, alias in self.jobs.items()]
         return lines
 
 
@@ -152,11 +147,6 @@ def _number(handler: str) -> int:
     """The number of a handler: 2 for ``api#2``."""
     tail = handler.rpartition("#")[2]
     return int(tail) if tail.isdigit() else 0
-
-
-def client_name(name: str, lang: str) -> str:
-    """A client process's name in ``lang``, as every view writes it (`idemsim.views.names.party_name`)."""
-    return party_name(name, lang)
 
 
 def statement(d: dict, lang: str) -> str:
@@ -176,7 +166,7 @@ def statement(d: dict, lang: str) -> str:
                                   key=key),
         "delete_key": lambda: t("mm.delete", lang, key=key),
         "delete_expired": lambda: t("mm.delete_expired", lang),
-        "insert_charge": lambda: t("mm.charge", lang, amount=escape(_amount(f.get("amount"), lang))),
+        "insert_charge": lambda: t("mm.charge", lang, amount=escape(amount_text(f.get("amount"), lang))),
         "lock_key": lambda: t("mm.lock", lang, key=key),
         "claim_key": lambda: t("mm.claim", lang, key=key),
         "set_point": lambda: t("mm.point", lang, point=escape(f.get("point", ""))),
@@ -184,12 +174,6 @@ def statement(d: dict, lang: str) -> str:
         "lock_timeout": lambda: "SET lock_timeout",
     }.get(op, lambda: escape(op))()
     return words + _result(d, lang)
-
-
-def _amount(amount: Any, lang: str) -> str:
-    if isinstance(amount, int) and not isinstance(amount, bool):
-        return f"{amount:,}"
-    return str(amount)
 
 
 def _result(d: dict, lang: str) -> str:
@@ -353,7 +337,7 @@ def sequence(run, lang: str = "en") -> str:
             handler = lanes.of(lanes.handler_of.get(d["request"], ""))
             arrow = "-x" if ("request.lost", d["request"], "api") in lost else "->>"
             key = f"<br/>key: {escape(d['key'])}" if d.get("key") else ""
-            retry = t("mm.retry_suffix", lang) if d["attempt"] > 1 else ""
+            retry = t("mm.attempt_suffix", lang, attempt=attempt_name(d["attempt"], lang)) if d["attempt"] > 1 else ""
             lines.append(f"{a}{arrow}{handler}: {at(e.t)}{escape(d['method'])} {escape(d['path'])}{retry}{key}")
             if arrow == "-x":
                 note(f"{a},{handler}", [t("mm.request_lost", lang)])
@@ -381,7 +365,7 @@ def sequence(run, lang: str = "en") -> str:
                          f"{_result(d, lang)}")
         elif k in ("processor.call", "processor.lookup"):
             key = f"<br/>key: {escape(d['key'])}" if d.get("key") else ""
-            what = (t("mm.capture", lang, amount=escape(_amount(d["amount"], lang))) if k == "processor.call"
+            what = (t("mm.capture", lang, amount=escape(amount_text(d["amount"], lang))) if k == "processor.call"
                     else t("mm.lookup", lang))
             lines.append(f"{a}->>P: {at(e.t)}{what}{key}")
         elif k == "processor.answer":
@@ -398,7 +382,7 @@ def sequence(run, lang: str = "en") -> str:
             note(f"{a},P", [at(e.t) + t("mm.processor_timeout", lang, seconds=_seconds(d["after"], lang))])
         elif k == "processor.capture":
             capture = d["capture"]
-            parts = [at(e.t) + t("mm.capture_note", lang, capture=capture, amount=_amount(d["amount"], lang))]
+            parts = [at(e.t) + t("mm.capture_note", lang, capture=capture, amount=amount_text(d["amount"], lang))]
             if capture in extra_captures:
                 ids = extra_captures[capture]
                 parts.append(t("mm.double_capture", lang, ids=_and(ids, lang), n=len(ids)))
@@ -471,7 +455,7 @@ def _verdict(run, lang: str) -> list[str]:
     parts = [t("mm.charges", lang, n=s.charges), t("mm.captures", lang, n=s.captures)]
     if not is_load(run):
         for op in s.operations:
-            parts.append(t("mm.client_ended", lang, client=client_name(op["client"], lang),
+            parts.append(t("mm.client_ended", lang, client=party_name(op["client"], lang),
                            outcome=t("outcome." + op["outcome"], lang), status=op["status"] or ""))
     return parts + _verdict_lines(run, lang)
 

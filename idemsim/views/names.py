@@ -2,7 +2,7 @@
 
 The trace names its parties by id (``client``, ``client-dup``, ``api#1``, ``db``, ``processor`` …); a view shows
 each by its display name from the catalogue, one per language (``client (duplicate)``, ``API #1``,
-「クライアント（重複）」, 「決済 API #1」). An attempt is ``attempt 2`` (「2 回目の送信」), never "retry 2" or
+「クライアント（重複）」, 「決済 API #1」). An attempt is ``attempt 2`` (「2 回目」), never "retry 2" or
 "(retry)"; an amount is written as the request's JSON and the SQL write it (``1000``, never ``1,000``).
 
 Guarantees: every view that names one of these calls the function here, so that the text timeline, ``--brief``,
@@ -36,7 +36,7 @@ def party_name(party: str, lang: str = "en") -> str:
 
 
 def attempt_name(n: int, lang: str = "en") -> str:
-    """The ``n``-th attempt of an operation: ``attempt 2`` (「2 回目の送信」); the first is ``attempt 1``."""
+    """The ``n``-th attempt of an operation: ``attempt 2`` (「2 回目」); the first is ``attempt 1``."""
     return t("tl.attempt", lang, n=n)
 
 

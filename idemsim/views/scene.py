@@ -53,6 +53,7 @@ from ..base.i18n import language, text
 from ..judge.properties import captures_per_operation, charges_per_operation, is_charge
 from ..model.db.sql import DEFAULT_TTL
 from . import spacetime
+from .names import attempt_name, party_name
 from .verdicts import design_words, green, short_story_words
 
 
@@ -259,7 +260,7 @@ def scene(run, lang: str | None = None) -> Scene:
     lang = language(lang)
     events = list(run.trace)
     diagram = spacetime.diagram(events)
-    names = {lane.actor: lane_name(lane.actor, lane.role, lang) for lane in diagram.lanes}
+    names = {lane.actor: party_name(lane.actor, lang) for lane in diagram.lanes}
     s = run.summary
     keys = _key_tracks(events, names, lang)
     ledger = _ledger(run, diagram, lang)
@@ -305,26 +306,6 @@ def _rounded(thing):
 
 
 # -- names and words ------------------------------------------------------------------------------------------
-_PARTIES = {"gateway": "party.gateway", "api": "party.api", "db": "party.db", "processor": "party.processor",
-            "completer": "party.completer", "recovery": "party.recovery", "reaper": "party.reaper"}
-
-
-def lane_name(actor: str, role: str, lang: str) -> str:
-    """The one name of a party in ``lang``: ``client``, ``client (duplicate)``, ``API #2``, ``DB`` …"""
-    if role == "client":
-        if actor.endswith("-dup"):
-            return text("party.duplicate", lang, client=client_name(actor[:-4], lang))
-        return client_name(actor, lang)
-    if actor.startswith("api#"):
-        return text("party.handler", lang, n=actor[4:])
-    return text(_PARTIES[actor], lang) if actor in _PARTIES else actor
-
-
-def client_name(actor: str, lang: str) -> str:
-    """A client as the pictures name it; a client a scenario names otherwise keeps the scenario's name."""
-    return text("party.client", lang) if actor == "client" else actor
-
-
 def status_words(status, lang: str) -> str:
     return text("event.timeout", lang) if status in (None, "timeout") else str(status)
 
@@ -349,7 +330,7 @@ def message_words(m: spacetime.Message, lang: str) -> list[str]:
         if info["attempt"] == 1:
             head = f"{info['method']} {info['path']}"
             return [f"{head}{body}  {key}", f"{head}  {key}", head, info["method"]]
-        head = text("figure.retry", lang, n=info["attempt"])
+        head = attempt_name(info["attempt"], lang)
         return [f"{head}  {key}", head]
     if m.kind == "response":
         status = status_words(info["status"], lang)
@@ -538,7 +519,7 @@ def _key_record(record: _Record, again: bool, end: float, names: dict[str, str],
     if record.ended:
         how, t, by, event = record.ended
         label = {"expired": lambda: text("key.expired", lang),
-                 "deleted": lambda: text("key.deleted", lang, by=names.get(by, lane_name(by, "", lang))),
+                 "deleted": lambda: text("key.deleted", lang, by=names.get(by, party_name(by, lang))),
                  "rolled_back": lambda: text("key.rolled_back", lang)}[how]()
         ended = KeyEnd(how, t, by, event, label)
     retention = Retention(record.begun, record.expires, record.ttl, text("key.ttl", lang, s=record.ttl))
