@@ -112,13 +112,63 @@ class TestWhatTheFigureShows:
             texts)
         assert figure.VERMILLION.lower() in colours(fig)
 
-    def test_a_comparison_has_one_panel_per_design_on_one_time_axis(self):
-        """comparison_figure stacks one axes per run, all with the same time limits."""
+
+
+class TestComparisonFigure:
+    def test_one_panel_per_design_each_on_its_own_time_scale_said_in_its_title(self):
+        """comparison_figure draws one axes per run, each with its own time limits, printed in its title."""
         fig = figure.comparison_figure([story_run("lost-response", None, d) for d in ("naive", "same-tx")])
         assert len(fig.axes) == 2
-        assert fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
+        assert [round(ax.get_xlim()[1], 1) for ax in fig.axes] == [3.2, 3.0]
         texts = [s for s, _ in text_boxes(fig)]
-        assert "naive" in texts and "same-tx" in texts
+        assert {"naive", "same-tx", "time 0–3.2 s", "time 0–3.0 s", "each panel on its own time scale"} <= set(texts)
+
+    def test_every_panel_has_the_same_lane_pitch(self):
+        """completer-finishes' panels (a completer at 11 s in one) space their lanes alike, in pixels."""
+        runs = [story_run("completer-finishes", None, d) for d in ("naive", "same-tx", "recovery-points")]
+        fig = figure.comparison_figure(runs)
+        fig.draw_without_rendering()
+        pitches = {round(abs(ax.transData.transform((0, 0))[1] - ax.transData.transform((0, -1))[1]), 3)
+                   for ax in fig.axes}
+        assert len(pitches) == 1
+
+    def test_a_broken_panel_is_titled_with_its_red_verdict_and_framed_red(self):
+        """lost-response under naive: the panel's title says what broke in red; the same-tx panel's says holds."""
+        fig = figure.comparison_figure([story_run("lost-response", None, d) for d in ("naive", "same-tx")])
+        texts = {s: t.get_color() for s, t in ((t.get_text(), t) for t in fig.texts)}
+        assert texts["naive"] == figure.OUTCOME_TEXT["fail"]
+        assert texts["broken — 2 charge rows for one purchase;"] == figure.OUTCOME_TEXT["fail"]
+        assert texts["the card captured 2 times for one purchase"] == figure.OUTCOME_TEXT["fail"]
+        assert texts["holds"] == figure.OUTCOME_TEXT["ok"]
+        from matplotlib.colors import to_hex
+        from matplotlib.patches import Rectangle
+
+        frames = [a for a in fig.artists if isinstance(a, Rectangle)]
+        assert [to_hex(a.get_edgecolor()) for a in frames] == [figure.VERMILLION.lower()]
+
+    def test_each_title_carries_its_designs_swatch(self):
+        """Each panel's title begins with its design's line and marker (views/styles.design_style)."""
+        from idemsim.views.styles import design_style
+
+        fig = figure.comparison_figure([story_run("lost-response", None, d) for d in ("naive", "same-tx")])
+        from matplotlib.lines import Line2D
+
+        swatches = [(line.get_color(), line.get_marker()) for line in fig.artists if isinstance(line, Line2D)]
+        assert swatches == [(design_style(d).colour, design_style(d).marker) for d in ("naive", "same-tx")]
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("name", builtin_names())
+    def test_compare_plot_fits_two_screens(self, name, tmp_path):
+        """`idemsim compare NAME --plot F` of every shipped story is 1280 px wide and at most 1440 px tall."""
+        from PIL import Image
+
+        from idemsim.runners.compare import compare
+        from idemsim.views.sweep_plot import comparison_figure
+
+        runs = compare(load(name)).runs
+        path = figure.save(comparison_figure(runs, "en"), tmp_path / "compare.png")
+        width, height = Image.open(path).size
+        assert width == 1280 and height <= 1440
 
 
 GREENS = {figure.GREEN.lower(), figure.OUTCOME_TEXT["ok"].lower(), "#005f46"}

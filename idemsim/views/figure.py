@@ -38,6 +38,7 @@ from . import placement
 from .names import party_name
 from .scene import Scene, status_words
 from .scene import scene as make_scene
+from .styles import design_style
 from .verdicts import design_words, green, problems, short_story_words
 
 WIDTH = 12.8
@@ -66,6 +67,7 @@ OUTCOME_COLOR = {"ok": GREEN, "fail": VERMILLION, "info": PURPLE}
 OUTCOME_TEXT = {"ok": "#007558", "fail": "#B34700", "info": "#A1487F"}
 NEUTRAL = "#A6A6A6"
 NEUTRAL_TEXT = "#3C3C3C"
+GREY_TEXT = "#666666"
 """The client's ``ok`` (and everything else green) on a run whose design broke a property: nothing is green there
 (`idemsim.views.verdicts.green`)."""
 OUTCOME_MARKER = {"ok": "o", "fail": "s", "info": "D"}
@@ -85,8 +87,22 @@ TICK_SIZE = 10.5
 
 MIN_PITCH = 0.46
 """Inches between two lanes of a run's figure, at least: two rows of labels fit between them."""
-COMPARE_PITCH = 0.36
-"""Inches between two lanes of a comparison's panel."""
+COMPARE_PITCH = 0.32
+"""Inches between two lanes of a comparison's panel: the same in every panel of one comparison."""
+MIN_COMPARE_PITCH = 0.22
+"""The pitch a comparison of many panels shrinks to, at most, to stay within `COMPARE_MAX_HEIGHT`."""
+COMPARE_MARGIN = 0.55
+"""Space above the top lane and below the bottom one of a comparison's panel, in lanes."""
+COMPARE_MAX_HEIGHT = 14.4
+"""A comparison's height at most, in inches: two 1280 × 720 screens."""
+HEAD_SIZE = 10.5
+"""Points of a comparison's panel titles."""
+HEAD_LINE = 0.22
+"""Inches per line of a panel's title."""
+PANEL_GAP = 0.3
+"""Inches between two panels (rows or columns) of a comparison."""
+TICKS = 0.26
+"""Inches below a panel's axes for its time ticks."""
 LANE_MARGIN = 0.7
 """Space above the top lane and below the bottom one, in lanes."""
 
@@ -129,8 +145,14 @@ def run_figure(run, lang: str | None = None, *, captioned: bool = True):
 
 
 def comparison_figure(runs, lang: str | None = None):
-    """One panel per run (one story under several designs), stacked on one time axis, each titled by its
-    design and its own verdict; in ``lang`` as `run_figure`."""
+    """One compact panel per run (one story under several designs), in ``lang`` as `run_figure`; at most two
+    1280 × 720 screens (`COMPARE_MAX_HEIGHT`) for any shipped story.
+
+    Each panel draws the parties only (clients, gateway, API handlers, DB, processor, background workers; not
+    the key, ledger and belief rows of a run's figure), every lane at one pitch in every panel. Its title is the
+    design's swatch (`idemsim.views.styles.design_style`), its name and its verdict, red with a red frame when
+    the design broke a property; and its own time scale, said in the title (``time 0–11.0 s``), so that one slow
+    panel does not squeeze the others. Many designs go in two columns."""
     lang = language(lang)
     runs = list(runs)
     if not runs:
@@ -139,37 +161,62 @@ def comparison_figure(runs, lang: str | None = None):
     diagrams = [_without_tracks(make_scene(run, lang)) for run in runs]
     names = [[lane.name for lane in d.lanes] for d in diagrams]
     left = canvas.left_margin([n for lanes in names for n in lanes])
-    width = WIDTH - left - 0.3
-    heads = [canvas.flow([(_panel_name(run, runs[0]), "#000000", "bold")] + _verdict_items(run, lang), WIDTH - 0.7)
-             for run in runs]
     legend = _legend_keys(diagrams)
-    legend_height = canvas.legend_height(legend)
-    top = 0.62
-    below = 0.62 + legend_height + 0.12
-    heights = [(len(lanes) - 1 + 2 * LANE_MARGIN) * COMPARE_PITCH for lanes in names]
-    heads_height = [len(head) * 0.28 + 0.2 for head in heads]
-    total = top + sum(heights) + sum(heads_height) + below
+    top = 0.5
+    below = canvas.legend_height(legend) + 0.2
+    heads = {}
+
+    def layout(columns: int, pitch: float):
+        """(column width, [head lines per run], [axes height per run], [row height], total height)."""
+        column = (WIDTH - 0.35 - 0.2 - PANEL_GAP * (columns - 1)) / columns
+        if (columns, column) not in heads:
+            heads[columns, column] = [canvas.flow(_panel_head(run, runs[0], d, lang), column - 0.45, HEAD_SIZE)
+                                      for run, d in zip(runs, diagrams)]
+        lines = heads[columns, column]
+        axes = [(len(lanes) - 1 + 2 * COMPARE_MARGIN) * pitch for lanes in names]
+        panels = [len(h) * HEAD_LINE + 0.1 + a + TICKS for h, a in zip(lines, axes)]
+        rows = [max(panels[i:i + columns]) for i in range(0, len(runs), columns)]
+        total = top + sum(rows) + PANEL_GAP * (len(rows) - 1) + below
+        return column, lines, axes, rows, total
+
+    columns, pitch = 1, COMPARE_PITCH  # one column at full pitch; else two, three, at a pitch shrunk to fit
+    while layout(columns, pitch)[4] > COMPARE_MAX_HEIGHT:
+        if columns > 1 and pitch > MIN_COMPARE_PITCH:
+            pitch = round(pitch - 0.01, 2)  # the same (smaller) pitch in every panel
+        elif columns < min(len(runs), 3):
+            columns, pitch = columns + 1, COMPARE_PITCH
+        else:
+            break
+    column, lines, axes_heights, rows, total = layout(columns, pitch)
     height = round(max(HEIGHT, total), 2)
     canvas.figure.set_size_inches(WIDTH, height)
     story = runs[0].name
-    canvas.text_at(0.35, height - 0.2, text("figure.compare_title", lang, story=story, seed=runs[0].seed),
-                   TITLE_SIZE, weight="bold", va="top")
-    xlim = _time_limits(max(d.end for d in diagrams))
-    stretch = (height - total) / len(runs)  # a short comparison fills the default height
-    y = height - top
+    title = canvas.text_at(0.35, height - 0.15, text("figure.compare_title", lang, story=story, seed=runs[0].seed),
+                           TITLE_SIZE, weight="bold", va="top")
+    canvas.text_at(0.35 + canvas.measure(title.get_text(), TITLE_SIZE, "bold")[0] / DPI + 0.3, height - 0.15,
+                   text("figure.own_scales", lang), HEAD_SIZE, color=GREY_TEXT, va="top")
     panels = []
+    row_top = height - top
     for i, (run, diagram, lanes) in enumerate(zip(runs, diagrams, names)):
-        y -= heads_height[i]
-        line_y = y + heads_height[i] - 0.1
-        for line in heads[i]:
-            line_y -= 0.28
-            canvas.line_at(0.35, line_y + 0.04, line)
-        axes_height = heights[i] + stretch
-        y -= axes_height
-        ax = canvas.axes(left, y, width, axes_height)
-        panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=green(run.summary.design_verdict))
+        row, col = divmod(i, columns)
+        if col == 0 and row:
+            row_top -= rows[row - 1] + PANEL_GAP
+        x0 = 0.35 + col * (column + PANEL_GAP)
+        holds = green(run.summary.design_verdict)
+        head_height = len(lines[i]) * HEAD_LINE + 0.1
+        y = row_top - 0.05
+        for line in lines[i]:
+            y -= HEAD_LINE
+            canvas.line_at(x0 + 0.45, y + 0.05, line, HEAD_SIZE)
+        canvas.swatch(x0, row_top - 0.05 - HEAD_LINE + 0.1, run.design)
+        bottom = row_top - head_height - axes_heights[i]
+        if not holds:  # a red frame round the panel of a design that broke a property
+            canvas.frame(x0 - 0.12, bottom - TICKS + 0.02, column + 0.14, head_height + axes_heights[i] + TICKS - 0.02)
+        ax = canvas.axes(x0 + left - 0.35, bottom, column - left + 0.25, axes_heights[i])
+        xlim = _time_limits(diagram.end)
+        panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds, margin=COMPARE_MARGIN)
         panel.draw()
-        canvas.time_axis(ax, xlim, labelled=i == len(runs) - 1)
+        canvas.time_axis(ax, xlim, labelled=False, numbered=True, bins=12 // columns)
         panels.append(panel)
     canvas.legend(legend, 0.1, all(panel.holds for panel in panels))
     for panel in panels:
@@ -299,6 +346,25 @@ def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
     return items
 
 
+def _panel_head(run, first, scene: Scene, lang: str) -> list[tuple[str, str, str]]:
+    """(text, colour, weight) of a comparison panel's title: the design (and its variant), its verdict (green
+    ``holds``, or red ``broken — `` and what went wrong, the design's name red too), the story's check, and the
+    panel's own time scale."""
+    s = run.summary
+    holds = green(s.design_verdict)
+    name = (_panel_name(run, first), BLACK if holds else OUTCOME_TEXT["fail"], "bold")
+    if holds:
+        verdict = [(text("design.short_holds", lang), OUTCOME_TEXT["ok"], "bold")]
+    else:  # one item a problem, so that the title breaks between them
+        said = problems(s.violations, lang)
+        sep = text("problem.sep", lang).rstrip()
+        verdict = [((text("design.broken", lang, problems=p) if i == 0 else p) + (sep if i < len(said) - 1 else ""),
+                    OUTCOME_TEXT["fail"], "bold") for i, p in enumerate(said)]
+    return [name, *verdict,
+            (text("story.line", lang, check=short_story_words(s.story_check, lang)), NEUTRAL_TEXT, "normal"),
+            (text("figure.panel_time", lang, end=_time_limits(scene.end)[1]), GREY_TEXT, "normal")]
+
+
 def _outcome_palette(palette: dict[str, str], neutral: str, holds: bool) -> dict[str, str]:
     """The outcomes' colours: ``ok`` in ``neutral`` on a run whose design broke a property."""
     return palette if holds else {**palette, "ok": neutral}
@@ -343,19 +409,34 @@ class _Canvas:
         widest = max(self.measure(n, LANE_SIZE)[0] for n in lane_names)
         return max(1.1, widest / DPI + 0.45)
 
-    def flow(self, items: list[tuple[str, str, str]], width: float) -> list[list[tuple[str, str, str, float]]]:
-        """Items laid out left to right in lines no wider than ``width`` inches: (text, colour, weight, x)."""
-        gap = 0.32
+    def flow(self, items: list[tuple[str, str, str]], width: float, size: float = VERDICT_SIZE
+             ) -> list[list[tuple[str, str, str, float]]]:
+        """Items (of ``size`` points) laid out left to right in lines no wider than ``width`` inches: (text,
+        colour, weight, x)."""
+        gap = 0.32 * size / VERDICT_SIZE
         lines: list[list[tuple[str, str, str, float]]] = [[]]
         x = 0.0
-        for s, color, weight in items:
-            w = self.measure(s, VERDICT_SIZE, weight)[0] / DPI
-            if lines[-1] and x + w > width:
-                lines.append([])
-                x = 0.0
-            lines[-1].append((s, color, weight, x))
-            x += w + gap
+        for whole, color, weight in items:
+            for s in self._wrap(whole, width, size, weight):
+                w = self.measure(s, size, weight)[0] / DPI
+                if lines[-1] and x + w > width:
+                    lines.append([])
+                    x = 0.0
+                lines[-1].append((s, color, weight, x))
+                x += w + gap
         return lines
+
+    def _wrap(self, s: str, width: float, size: float, weight: str) -> list[str]:
+        """``s`` in pieces no wider than ``width`` inches, broken between words (one piece where it fits)."""
+        if self.measure(s, size, weight)[0] / DPI <= width or " " not in s:
+            return [s]
+        pieces, words = [], s.split(" ")
+        for word in words:
+            if pieces and self.measure(pieces[-1] + " " + word, size, weight)[0] / DPI <= width:
+                pieces[-1] += " " + word
+            else:
+                pieces.append(word)
+        return pieces
 
     def text_at(self, x: float, y: float, s: str, size: float, *, weight="normal", color="#000000", va="baseline",
                 ha="left"):
@@ -364,20 +445,38 @@ class _Canvas:
         w, h = fig.get_size_inches()
         return fig.text(x / w, y / h, s, fontproperties=self.font(size, weight), color=color, va=va, ha=ha)
 
-    def line_at(self, x: float, y: float, line) -> None:
+    def line_at(self, x: float, y: float, line, size: float = VERDICT_SIZE) -> None:
         for s, color, weight, dx in line:
-            self.text_at(x + dx, y, s, VERDICT_SIZE, weight=weight, color=color)
+            self.text_at(x + dx, y, s, size, weight=weight, color=color)
+
+    def swatch(self, x: float, y: float, design: str) -> None:
+        """Design ``design``'s line and marker (`idemsim.views.styles.design_style`), 0.35 in wide, at (x, y)."""
+        from matplotlib.lines import Line2D
+
+        style = design_style(design).line()
+        style.update(markersize=6, linewidth=min(style["linewidth"], 2.0), markevery=[1])
+        self.figure.add_artist(Line2D([x, x + 0.17, x + 0.34], [y, y, y], transform=self.figure.dpi_scale_trans,
+                                      **style))
+
+    def frame(self, x: float, y: float, width: float, height: float) -> None:
+        """A red frame, ``width`` × ``height`` inches from (x, y): round the panel of a design that broke."""
+        from matplotlib.patches import Rectangle
+
+        self.figure.add_artist(Rectangle((x, y), width, height, transform=self.figure.dpi_scale_trans,
+                                         facecolor="none", edgecolor=VERMILLION, lw=1.6, zorder=0))
 
     def axes(self, left: float, bottom: float, width: float, height: float):
         w, h = self.figure.get_size_inches()
         return self.figure.add_axes((left / w, bottom / h, width / w, height / h))
 
-    def time_axis(self, ax, xlim: tuple[float, float], *, labelled: bool) -> None:
+    def time_axis(self, ax, xlim: tuple[float, float], *, labelled: bool, numbered: bool = False,
+                  bins: int = 12) -> None:
+        """Ticks on ``ax``'s time axis, numbered (``labelled``: and named) or not."""
         from matplotlib.ticker import MaxNLocator
 
-        ticks = [t for t in MaxNLocator(nbins=12, steps=[1, 2, 2.5, 5, 10]).tick_values(*xlim)
+        ticks = [t for t in MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10]).tick_values(*xlim)
                  if xlim[0] <= t <= xlim[1]]
-        labels = [f"{t:g}" for t in ticks] if labelled else [""] * len(ticks)
+        labels = [f"{t:g}" for t in ticks] if labelled or numbered else [""] * len(ticks)
         ax.set_xticks(ticks, labels, fontproperties=self.font(TICK_SIZE))
         ax.tick_params(axis="x", length=4, color=GREY)
         ax.set_xlim(*xlim)
@@ -544,6 +643,8 @@ class _Panel:
     xlim: tuple[float, float]
     holds: bool = True
     """Whether the run's design holds: if not, nothing on the panel is green (the client's ``ok`` is neutral)."""
+    margin: float = LANE_MARGIN
+    """Space above the top lane and below the bottom one, in lanes."""
     labels: list[_Label] = field(default_factory=list)
     obstacles: list[placement.Box] = field(default_factory=list)
     arrows: list[placement.Segment] = field(default_factory=list)
@@ -593,7 +694,7 @@ class _Panel:
         ax = self.ax
         n = len(self.diagram.lanes)
         ax.set_xlim(*self.xlim)
-        ax.set_ylim(-self.depth - LANE_MARGIN, LANE_MARGIN)
+        ax.set_ylim(-self.depth - self.margin, self.margin)
         ax.set_yticks([self.y[lane.id] for lane in self.diagram.lanes[:n]], self.lane_names,
                       fontproperties=self.canvas.font(LANE_SIZE))
         ax.tick_params(axis="y", length=0, pad=8)
