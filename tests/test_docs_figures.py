@@ -52,7 +52,7 @@ def test_a_shipped_figure_is_what_its_command_draws_today(name):
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but {reason}")
         pytest.skip(reason)
-    drawn = make_figures.svg_text(MAKERS[name]())
+    _, drawn = make_figures.render(MAKERS[name]())  # as the script draws it: PNG, then SVG
     if drawn != shipped:
         line = next(i for i, (a, b) in enumerate(zip(drawn.splitlines() + [""], shipped.splitlines() + [""])) if a != b)
         pytest.fail(f"docs/figures/{name}.svg (and .png) is not what the code draws today (first difference on "

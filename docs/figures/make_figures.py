@@ -46,10 +46,12 @@ def figures() -> Iterator[tuple[str, Callable]]:
         yield f"sweep-{name}", lambda name=name: _sweep(name)
 
 
-def svg_text(figure) -> str:
-    """``figure`` drawn as SVG by `idemsim.save_figure` (fixed hash salt, no date), as text."""
+def render(figure) -> tuple[bytes, str]:
+    """``figure`` drawn by `idemsim.save_figure` as PNG and then as SVG text (fixed hash salt, no date). Always
+    in this order: a constrained layout (the sweeps') moves a little on a second draw."""
     with tempfile.TemporaryDirectory() as tmp:
-        return idemsim.save_figure(figure, Path(tmp) / "figure.svg").read_text(encoding="utf-8")
+        png = idemsim.save_figure(figure, Path(tmp) / "figure.png").read_bytes()
+        return png, idemsim.save_figure(figure, Path(tmp) / "figure.svg").read_text(encoding="utf-8")
 
 
 def drawn_by(svg: str) -> str | None:
@@ -65,8 +67,9 @@ def main(names: list[str]) -> None:
         sys.exit(f"no figure named {', '.join(unknown)}; the figures: {', '.join(known)}")
     for name in names or known:
         figure = known[name]()
-        idemsim.save_figure(figure, HERE / f"{name}.png")
-        idemsim.save_figure(figure, HERE / f"{name}.svg")
+        png, svg = render(figure)
+        (HERE / f"{name}.png").write_bytes(png)
+        (HERE / f"{name}.svg").write_text(svg, encoding="utf-8")
         print(f"{name}.png, {name}.svg", flush=True)
 
 
