@@ -324,3 +324,17 @@ class TestImports:
         code = ("import sys, idemsim.views.figure, idemsim.cli.app; "
                 "assert 'matplotlib' not in sys.modules, sorted(m for m in sys.modules if 'matplotlib' in m)")
         subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+class TestWrapping:
+    def test_japanese_is_broken_between_characters_and_never_before_a_closing_mark(self):
+        """A Japanese verdict, which has no spaces, is broken between characters to fit its panel; no piece starts
+        with 、 or 。; English is still broken between words."""
+        canvas = figure._Canvas("ja")
+        words = "利用者は支払ったのに再送しても結果を知る手段がない。キーの記録が処理中のまま残った。"
+        pieces = canvas._wrap(words, 2.0, 10, "normal")
+        assert "".join(pieces) == words and len(pieces) > 1
+        assert all(canvas.measure(piece, 10)[0] / figure.DPI <= 2.0 for piece in pieces)
+        assert not any(piece[0] in "、。" for piece in pieces)
+        english = figure._Canvas("en")._wrap("the card captured 2 times for one purchase", 1.5, 10, "normal")
+        assert " ".join(english) == "the card captured 2 times for one purchase" and len(english) > 1

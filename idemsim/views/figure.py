@@ -45,6 +45,8 @@ WIDTH = 12.8
 """Inches; at `DPI`, 1280 pixels."""
 HEIGHT = 7.2
 """Inches; at `DPI`, 720 pixels: the least height of a figure."""
+NO_LINE_START = frozenset("。、，．）」』】〉》・ー々,.)!?:;")
+"""Characters a wrapped line never starts with (Japanese line-breaking rules, kinsoku)."""
 DPI = 100
 FORMATS = ("png", "svg", "pdf")
 
@@ -427,15 +429,29 @@ class _Canvas:
         return lines
 
     def _wrap(self, s: str, width: float, size: float, weight: str) -> list[str]:
-        """``s`` in pieces no wider than ``width`` inches, broken between words (one piece where it fits)."""
-        if self.measure(s, size, weight)[0] / DPI <= width or " " not in s:
+        """``s`` in pieces no wider than ``width`` inches, broken between words (one piece where it fits); a word
+        wider than that alone (Japanese has no spaces) is broken between characters, never before a closing
+        mark (``。、）」``)."""
+
+        def fits(piece: str) -> bool:
+            return self.measure(piece, size, weight)[0] / DPI <= width
+
+        if fits(s):
             return [s]
-        pieces, words = [], s.split(" ")
-        for word in words:
-            if pieces and self.measure(pieces[-1] + " " + word, size, weight)[0] / DPI <= width:
+        pieces: list[str] = []
+        for word in s.split(" "):
+            if pieces and fits(pieces[-1] + " " + word):
                 pieces[-1] += " " + word
-            else:
+            elif fits(word):
                 pieces.append(word)
+            else:
+                piece = ""
+                for ch in word:
+                    if piece and ch not in NO_LINE_START and not fits(piece + ch):
+                        pieces.append(piece)
+                        piece = ""
+                    piece += ch
+                pieces.append(piece)
         return pieces
 
     def text_at(self, x: float, y: float, s: str, size: float, *, weight="normal", color="#000000", va="baseline",
