@@ -43,6 +43,7 @@ from typing import Any
 import simpy
 
 from .base.errors import InputError
+from .base.output import discard_stdout
 from .kernel import collector
 from .kernel.loop import events_processed
 
@@ -531,24 +532,12 @@ def command(argv: list[str] | None = None) -> int:
     except OSError as error:
         if error.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EBADF, errno.EFBIG):
             raise
-        _discard_stdout()
+        discard_stdout()
         if error.errno == errno.EPIPE:
             return 141
         print(f"{prog}: error: cannot write to standard output: {os.strerror(error.errno)}", file=sys.stderr)
         return 2
     return code
-
-
-def _discard_stdout() -> None:
-    """Point file descriptor 1 at /dev/null, so that what Python still holds for it is flushed there at exit
-    instead of failing again."""
-    if sys.__stdout__ is None:
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.__stdout__.fileno())
-    finally:
-        os.close(devnull)
 
 
 # -- the targets --------------------------------------------------------------------------------------------

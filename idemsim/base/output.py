@@ -184,3 +184,14 @@ def _umask() -> int:
     os.umask(mask)
     return mask
 
+
+def discard_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so that what Python still holds for standard output, after a write
+    to it failed, is flushed there at exit instead of failing again (a closed pipe, a full disk)."""
+    if sys.__stdout__ is None:  # file descriptor 1 was closed: nothing is pending
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.__stdout__.fileno())
+    finally:
+        os.close(devnull)

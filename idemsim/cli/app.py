@@ -37,7 +37,7 @@ from rich.console import Console
 
 from .. import __version__
 from ..base.errors import InputError, os_reason
-from ..base.output import check_output, is_standard_output, write_output
+from ..base.output import check_output, discard_stdout, is_standard_output, write_output
 from ..base.printable import one_line, safe
 from ..base.readers import label
 from ..kernel import collector
@@ -656,7 +656,7 @@ def main() -> None:
         code = done.code
     guarded.flush()
     if guarded.error is not None:
-        _discard_stdout()
+        discard_stdout()
         if guarded.error.errno == errno.EPIPE:
             sys.exit(141)
         from ..base.errors import Message
@@ -666,15 +666,3 @@ def main() -> None:
         sys.exit(2)
     collector.before_exit()  # the last collection at exit examines nothing (25-45 ms of every command)
     sys.exit(code)
-
-
-def _discard_stdout() -> None:
-    """Point file descriptor 1 at /dev/null, so that what the real stream still holds is flushed there when
-    Python exits instead of failing again."""
-    if sys.__stdout__ is None:  # file descriptor 1 was closed: nothing is pending
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.__stdout__.fileno())
-    finally:
-        os.close(devnull)

@@ -30,7 +30,7 @@ from ..judge.properties import describe_violation
 from ..judge.summary import is_load
 from ..model.designs import DESIGNS
 from .figure import OUTCOME_TEXT, run_figure
-from .names import amount_text
+from .names import money_text, seen_text
 from .sweep_plot import attempts_figure
 from .timeline import describe, who
 from .verdicts import design_words, green, story_reasons, story_words
@@ -132,13 +132,14 @@ def summary_rows(run, lang: str = "en") -> str:
         out.append(f"<tr><th>{e(name)}</th><td{attr}>{e(value)}</td></tr>")
 
     row(t("term.charges", lang), str(s.charges))
-    row(t("term.captures", lang), _money(s.ledger, lang))
+    row(t("term.captures", lang), money_text(s.ledger, lang))
     if not is_load(run):
         for op in s.operations:
             name = (t("term.client_saw", lang) if len(s.operations) == 1
                     else t("term.op_saw", lang, op=op["op"], client=op["client"]))
             outcome = op["outcome"] if holds or op["outcome"] != "ok" else ""
-            row(name, _seen(op, lang), f"idemsim-outcome-{outcome}" if outcome else "")
+            seen = seen_text(op["seen"], op["outcome"], op["status"], lang)
+            row(name, seen, f"idemsim-outcome-{outcome}" if outcome else "")
     if s.replays:
         row(t("term.replayed", lang), t("term.identical" if s.replay_identical else "term.different", lang))
     if s.wait_seconds:
@@ -216,20 +217,3 @@ def inline_svg(document: str, label: str) -> str:
             + svg[root_end:].rstrip())
 
 
-def _seen(op: dict, lang: str) -> str:
-    """What one operation's client saw and how it ended: ``timeout, 201 → ok 201``."""
-    seen = (t("list.sep", lang).join(t("tl.timeout", lang) if x in (None, "timeout") else str(x) for x in op["seen"])
-            or t("term.nothing", lang))
-    outcome = op["outcome"] if lang == "en" else t(f"outcome.{op['outcome']}", lang)
-    return t("term.seen", lang, seen=seen, outcome=outcome,
-             status=op["status"] if op["status"] is not None else "").rstrip()
-
-
-def _money(ledger: list[dict], lang: str) -> str:
-    """How many captures, and each one's id, amount and time (the first three of a long ledger)."""
-    if not ledger:
-        return t("term.money_none", lang)
-    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=amount_text(c["amount"], lang),
-                                       t=c["t"]) for c in ledger[:3])
-    more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
-    return f"{len(ledger)}  ({shown}{more})"

@@ -1,4 +1,5 @@
-"""One name per thing, in every view and both languages: a party, an attempt, an amount.
+"""One name per thing, in every view and both languages: a party, an attempt, an amount, an outcome, and the
+line that says what a client saw and what money moved.
 
 The trace names its parties by id (``client``, ``client-dup``, ``api#1``, ``db``, ``processor`` …); a view shows
 each by its display name from the catalogue, one per language (``client (duplicate)``, ``API #1``,
@@ -44,3 +45,27 @@ def amount_text(amount: Any, lang: str = "en") -> str:
     """An amount as the request body and the SQL write it: ``1000`` (no thousands separator); the unit, where a
     language writes one (「1000 円」), is the sentence's."""
     return str(amount)
+
+
+def outcome_name(outcome: str, lang: str = "en") -> str:
+    """ok, fail, info: in English the Jepsen names themselves, in Japanese the article's words."""
+    return outcome if lang == "en" else t(f"outcome.{outcome}", lang)
+
+
+def seen_text(seen: list, outcome: str, status: Any, lang: str = "en") -> str:
+    """What a client saw and how its operation ended: ``timeout, 201 → ok 201``."""
+    statuses = t("list.sep", lang).join(t("tl.timeout", lang) if s in (None, "timeout") else str(s) for s in seen)
+    return t("term.seen", lang, seen=statuses or t("term.nothing", lang), outcome=outcome_name(outcome, lang),
+             status=status if status is not None else "").rstrip()
+
+
+def money_text(ledger: list[dict], lang: str = "en") -> str:
+    """The processor's ledger in a line: how many captures, and each one's id, amount and time (the first
+    three of a long ledger)."""
+    if not ledger:
+        return t("term.money_none", lang)
+    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=amount_text(c["amount"], lang),
+                                       t=c["t"]) for c in ledger[:3])
+    more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
+    return f"{len(ledger)}  ({shown}{more})"
+

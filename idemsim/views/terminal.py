@@ -34,9 +34,9 @@ from ..judge.properties import describe_violation
 from ..judge.statistics import percentile
 from ..judge.summary import is_load
 from ..model.designs import DESIGNS
-from .names import amount_text, party_name
+from .names import money_text, party_name, seen_text
 from .prose import ProseText, cells, reflow, unwrap_japanese, wrap
-from .timeline import _outcome, describe
+from .timeline import describe
 from .timeline import who as who_text
 from .verdicts import design_words, green, short_design_words, short_story_words, story_reasons, story_words
 
@@ -252,27 +252,6 @@ BRIEF_TEXT = 30
 goes on its own lines under each row's time and names."""
 
 
-def _seen_statuses(seen: list, lang: str) -> str:
-    return (t("list.sep", lang).join(t("tl.timeout", lang) if s == "timeout" else str(s) for s in seen)
-            or t("term.nothing", lang))
-
-
-def _seen(op: dict[str, Any], lang: str = "en") -> str:
-    return t("term.seen", lang, seen=_seen_statuses(op["seen"], lang), outcome=_outcome(op["outcome"], lang),
-             status=op["status"] if op["status"] is not None else "").rstrip()
-
-
-def _money(ledger: list[dict], lang: str = "en") -> str:
-    """The processor's ledger in a line: how many captures, and each one's id, amount and time (the first
-    three of a long ledger)."""
-    if not ledger:
-        return t("term.money_none", lang)
-    shown = t("list.sep", lang).join(t("term.money_one", lang, id=c["id"], amount=amount_text(c["amount"], lang),
-                                       t=c["t"]) for c in ledger[:3])
-    more = t("term.money_more", lang, n=len(ledger) - 3) if len(ledger) > 3 else ""
-    return f"{len(ledger)}  ({shown}{more})"
-
-
 MAX_VIOLATIONS_SHOWN = 5
 
 
@@ -346,11 +325,12 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
     table.add_column(style="bold")
     table.add_column()
     _row(table, t("term.charges", lang), str(s.charges))
-    _row(table, t("term.captures", lang), _money(s.ledger, lang))
+    _row(table, t("term.captures", lang), money_text(s.ledger, lang))
     for op in ([] if is_load(run) else s.operations):
         one = len(s.operations) == 1
         label = t("term.client_saw", lang) if one else t("term.op_saw", lang, op=op["op"])
-        _row(table, label, _seen(op, lang) if one else f"{party_name(op['client'], lang)}: {_seen(op, lang)}")
+        seen = seen_text(op["seen"], op["outcome"], op["status"], lang)
+        _row(table, label, seen if one else f"{party_name(op['client'], lang)}: {seen}")
     if s.replays:
         _row(table, t("term.replayed", lang), t("term.identical", lang) if s.replay_identical
                       else t("term.different", lang))
@@ -440,8 +420,7 @@ def _ended(row: dict, saw: bool = False, lang: str = "en") -> list[str]:
     when there are several processes (``client: …``), and always when ``saw`` (``client saw …``)."""
     out = []
     for client, outcome, seen in zip(row["clients"], row["outcomes"], row["seen"]):
-        said = t("term.seen", lang, seen=_seen_statuses(seen, lang), outcome=_outcome(outcome, lang),
-                 status=seen[-1] if seen else "").rstrip()
+        said = seen_text(seen, outcome, seen[-1] if seen else None, lang)
         if saw:
             said = t("cmp.ended_saw", lang, client=party_name(client, lang), seen=said)
         elif len(row["seen"]) > 1:

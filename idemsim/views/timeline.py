@@ -15,7 +15,7 @@ from ..base.i18n import MESSAGES
 from ..base.i18n import text as t
 from ..model.db.sql import literal, sql_for
 from ..model.trace import Event
-from .names import amount_text, attempt_name, party_name
+from .names import amount_text, attempt_name, outcome_name, party_name
 from .prose import cells
 
 
@@ -157,14 +157,14 @@ def describe(e: Event, short: bool = False, lang: str = "en") -> str:
         return t("tl.attempt_timeout", lang, request=d["request"], seconds=d["after"])
     if k == "attempt.end":
         return t("tl.attempt_end", lang, attempt=attempt_name(d["attempt"], lang), op=d["op"],
-                 outcome=_outcome(d["outcome"], lang), status=_status(d["status"], lang))
+                 outcome=outcome_name(d["outcome"], lang), status=_status(d["status"], lang))
     if k == "client.backoff":
         return t("tl.backoff", lang, seconds=d["seconds"])
     if k == "client.give_up":
         reason = f"tl.reason.{d['reason']}"
         return t("tl.give_up", lang, op=d["op"], reason=t(reason, lang) if reason in MESSAGES else d["reason"])
     if k == "op.end":
-        return t("tl.op_end", lang, op=d["op"], outcome=_outcome(d["outcome"], lang),
+        return t("tl.op_end", lang, op=d["op"], outcome=outcome_name(d["outcome"], lang),
                  status=_status(d["status"], lang), attempts=d["attempts"], s="s" if d["attempts"] != 1 else "")
     if k == "state.change":
         return t("tl.state", lang, resource=d["resource"], before=_json(d["before"]), after=_json(d["after"]))
@@ -173,11 +173,6 @@ def describe(e: Event, short: bool = False, lang: str = "en") -> str:
     if k == "pool.acquire":
         return t("tl.pool_acquire", lang, seconds=d["waited"])
     return f"{k} {_json(d)}"
-
-
-def _outcome(outcome: str, lang: str) -> str:
-    """ok, fail, info: in English the Jepsen names themselves, in Japanese the article's words."""
-    return outcome if lang == "en" else t(f"outcome.{outcome}", lang)
 
 
 def _processor(k: str, d: dict, lang: str = "en") -> str:

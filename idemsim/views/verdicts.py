@@ -20,6 +20,7 @@ from typing import Any
 from ..base.i18n import MESSAGES
 from ..base.i18n import text as t
 from ..judge.properties import PROPERTIES
+from .names import outcome_name
 
 HOLDS = "holds"
 """The design's verdict when every property holds; ``broken`` otherwise."""
@@ -139,7 +140,7 @@ def said(stated: dict[str, Any], lang: str = "en") -> str:
     parts: list[str] = []
     sep = t("list.sep", lang)
     seen, outcome, status = stated.get("seen"), stated.get("outcome"), stated.get("status")
-    end = " ".join(str(x) for x in (_outcome(outcome, lang) if outcome else None, status) if x is not None)
+    end = " ".join(str(x) for x in (outcome_name(outcome, lang) if outcome else None, status) if x is not None)
     for name, value in stated.items():
         if name in ("outcome", "status") and (seen is not None or name == "status" and outcome):
             continue  # said with what the client saw, or with the outcome
@@ -149,7 +150,7 @@ def said(stated: dict[str, Any], lang: str = "en") -> str:
         elif name in ("outcome", "status"):
             parts.append(t("said.ends", lang, end=end))
         elif name == "outcomes":
-            parts.append(t("said.outcomes", lang, outcomes=sep.join(_outcome(x, lang) for x in value)))
+            parts.append(t("said.outcomes", lang, outcomes=sep.join(outcome_name(x, lang) for x in value)))
         elif name == "seen_by_op":
             parts.append(t("said.seen_by_op", lang, seen=" / ".join(
                 sep.join(_status(x, lang) for x in op) or t("term.nothing", lang) for op in value)))
@@ -174,6 +175,3 @@ def _status(status: Any, lang: str) -> str:
     return t("tl.timeout", lang) if status in (None, "timeout") else str(status)
 
 
-def _outcome(outcome: str, lang: str) -> str:
-    """ok, fail, info: in English the Jepsen names themselves, in Japanese the article's words."""
-    return outcome if lang == "en" else t(f"outcome.{outcome}", lang)
