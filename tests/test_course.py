@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import idemsim
-from idemsim import Response, course
+from idemsim import course
 from idemsim.course.answers import KINDS
-from idemsim.course.designs import STUDENT_DESIGN
+from idemsim.course.designs import STUDENT_DESIGN, starter_with
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -251,39 +251,9 @@ def a_wrong_key(run):
     return run.summary["rows"] == run.summary["captures"]
 
 
-def starter_with(processor_key):
-    """Lesson 6's starter, its processor called with ``key=processor_key(h)``."""
-
-    def handler(h):
-        yield from h.sql("begin")
-        registered = yield from h.sql("register_key", key=h.key, fingerprint=h.fingerprint)
-        if registered.rows == 0:
-            record = (yield from h.sql("select_key", key=h.key)).row
-            yield from h.sql("commit")
-            if record["fingerprint"] != h.fingerprint:
-                return Response(422, {"error": "Idempotency-Key reused with a different body"})
-            return Response.from_stored(record["response"])
-        h.point("after_key")
-        paid = yield from h.capture(h.amount, key=processor_key(h))
-        if paid.outcome != "captured":
-            yield from h.sql("rollback")
-            return Response(503, {"error": "payment outcome unknown"})
-        h.point("after_processor")
-        charge = yield from h.sql("insert_charge", amount=h.amount, key=h.key)
-        h.point("after_charge")
-        answer = Response(201, {"id": f"ch_{charge.id}", "amount": h.amount, "status": "succeeded"})
-        h.point("before_response_stored")
-        yield from h.sql("complete_key", key=h.key, response=answer.stored())
-        h.point("before_commit")
-        yield from h.sql("commit")
-        return answer
-
-    return handler
-
-
 def crashing_design(h):
     yield from h.sql("begin")
-    return 1 / 0
+    return 1 / 0  # its second line after the def: the line the hint names
 
 
 FIXED_RIGHT = ("right: all 407 schedules of up to 2 faults keep one charge row and one capture, and every purchase "
@@ -387,7 +357,8 @@ DESIGN_ANSWERS = [
     ("6.3", starter_with(lambda h: None), NO_PROCESSOR_KEY),
     ("6.3", starter_with(lambda h: h.request.id), NO_PROCESSOR_KEY),
     ("6.3", crashing_design, "not yet: idemsim could not run it: design 'my-design' failed in request 1.1, at "
-                             "statement 'begin' at 0.050 s (test_course.py:286): ZeroDivisionError: division by zero"),
+                             "statement 'begin' at 0.050 s (test_course.py:"
+                             f"{crashing_design.__code__.co_firstlineno + 2}): ZeroDivisionError: division by zero"),
     ("6.3", "my_design", "not yet: 'my_design' is of type str, not a function; write it with def"),
 ]
 DESIGN_IDS = ["the request's key", "a key derived from it", "a constant key", "the fingerprint as key",

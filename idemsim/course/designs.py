@@ -95,30 +95,40 @@ def violation_of(counterexample) -> Phrase:
     return Phrase(lambda lang: describe_violation(counterexample.violations[0].to_dict(), lang))
 
 
-def fixed_starter(h):
-    """The starter of Lesson 6, fixed as exercise 6.3 asks: the processor gets the request's key."""
-    yield from h.sql("begin")
-    registered_key = yield from h.sql("register_key", key=h.key, fingerprint=h.fingerprint)
-    if registered_key.rows == 0:  # the key exists: answer from the record
-        record = (yield from h.sql("select_key", key=h.key)).row
+def starter_with(processor_key):
+    """Lesson 6's starter, its processor called with ``key=processor_key(h)``: exercise 6.3's answers differ in
+    that key alone."""
+
+    def handler(h):
+        yield from h.sql("begin")
+        registered_key = yield from h.sql("register_key", key=h.key, fingerprint=h.fingerprint)
+        if registered_key.rows == 0:  # the key exists: answer from the record
+            record = (yield from h.sql("select_key", key=h.key)).row
+            yield from h.sql("commit")
+            if record["fingerprint"] != h.fingerprint:
+                return Response(422, {"error": "Idempotency-Key reused with a different body"})
+            return Response.from_stored(record["response"])
+        h.point("after_key")
+        paid = yield from h.capture(h.amount, key=processor_key(h))
+        if paid.outcome != "captured":
+            yield from h.sql("rollback")
+            return Response(503, {"error": "payment outcome unknown"})
+        h.point("after_processor")
+        charge = yield from h.sql("insert_charge", amount=h.amount, key=h.key)
+        h.point("after_charge")
+        answer = Response(201, {"id": f"ch_{charge.id}", "amount": h.amount, "status": "succeeded"})
+        h.point("before_response_stored")
+        yield from h.sql("complete_key", key=h.key, response=answer.stored())
+        h.point("before_commit")
         yield from h.sql("commit")
-        if record["fingerprint"] != h.fingerprint:
-            return Response(422, {"error": "Idempotency-Key reused with a different body"})
-        return Response.from_stored(record["response"])
-    h.point("after_key")
-    paid = yield from h.capture(h.amount, key=h.key)  # the processor captures once per key
-    if paid.outcome != "captured":
-        yield from h.sql("rollback")
-        return Response(503, {"error": "payment outcome unknown"})
-    h.point("after_processor")
-    charge = yield from h.sql("insert_charge", amount=h.amount, key=h.key)
-    h.point("after_charge")
-    answer = Response(201, {"id": f"ch_{charge.id}", "amount": h.amount, "status": "succeeded"})
-    h.point("before_response_stored")
-    yield from h.sql("complete_key", key=h.key, response=answer.stored())
-    h.point("before_commit")
-    yield from h.sql("commit")
-    return answer
+        return answer
+
+    return handler
+
+
+fixed_starter = starter_with(lambda h: h.key)
+"""The starter of Lesson 6, fixed as exercise 6.3 asks: the processor gets the request's key, so it captures
+once per key."""
 
 
 def least_faults_to_break_the_fix(max_faults: int = 3):
