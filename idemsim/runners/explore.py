@@ -25,15 +25,15 @@ reported, by running them: the same trace, event for event.
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import json
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import comb
 from pathlib import Path
@@ -262,9 +262,6 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
 
-    if not _in_pytest():
-        _no_files_in_the_working_directory()
-
     from .strategies import schedules  # (lazy: imports hypothesis, loaded when a search starts)
 
     sets = list(sets or [])
@@ -295,10 +292,11 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
             state["last"] = run
             raise _Found(violations[0])
 
-    try:
-        probe()
-    except _Found:
-        pass
+    with _no_files_in_the_working_directory():
+        try:
+            probe()
+        except _Found:
+            pass
     if state["error"] is not None:
         raise state["error"]
     result = Exploration(design, seed, "search", None, state["examples"], max(0, state["shrink"] - 1),
@@ -309,24 +307,23 @@ def search(design: str, sets: list[str] | None = None, *, max_examples: int = DE
     return result
 
 
-def _in_pytest() -> bool:
-
-    return "pytest" in sys.modules
-
-
-def _no_files_in_the_working_directory() -> None:
+@contextmanager
+def _no_files_in_the_working_directory() -> Iterator[None]:
     """Hypothesis keeps an example database and a cache of constants under ``.hypothesis/`` in the working
-    directory. An exploration needs neither: no database, and the cache goes to a temporary directory that
-    is removed when the process ends."""
+    directory. A search needs neither (its database is off): while it runs, Hypothesis's storage is a temporary
+    directory, removed afterwards, and then Hypothesis's own storage is put back (a test session or a notebook
+    that uses Hypothesis keeps its own). Whether pytest is loaded says nothing: Hypothesis 6.170 imports it."""
 
-    from hypothesis import settings
-    from hypothesis.configuration import set_hypothesis_home_dir
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
+    before = storage_directory(intent_to_write=False).home_directory
     home = tempfile.mkdtemp(prefix="idemsim-hypothesis-")
-    atexit.register(shutil.rmtree, home, ignore_errors=True)
     set_hypothesis_home_dir(home)
-    settings.register_profile("idemsim-explore", database=None)
-    settings.load_profile("idemsim-explore")
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(before)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 # -- the exhaustive enumeration ---------------------------------------------------------------------------------
