@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -160,3 +162,22 @@ class TestCommandLine:
         lost = json.loads(cli("compare", "lost-response", "--faults", "lose:response@1.1", "--format",
                               "json").stdout)
         assert lost["rows"][0]["design"] == "naive" and lost["rows"][0]["charges"] == 2
+
+
+class TestTheDocs:
+    DOC = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    SECTION = DOC.partition("## The fault syntax")[2].partition("\n## ")[0]
+
+    def test_every_token_of_the_table_reads_and_is_canonical(self):
+        """docs/scenarios.md's table of tokens: each reads, and is written back as it is (but the `@2` short form)."""
+        tokens = re.findall(r"`([a-z_]+(?::[a-z_0-9]+)?@[0-9.+-]+)`", self.SECTION)
+        assert len(tokens) >= 12
+        for token in tokens:
+            if token.count("@") == 1 and "." in token.split("@")[1] or token.startswith(("duplicate", "outage")):
+                assert faults_text(parse_faults(token)) == token
+
+    def test_the_quoted_error_is_what_run_prints(self, cli, one_line):
+        """The error line the doc quotes is the command's."""
+        quoted = re.search(r"```text\n(error: bad fault .*?)\n```", self.SECTION).group(1)
+        token = re.search(r"'(.*?)'", quoted).group(1)
+        assert one_line(cli("run", "lost-response", "--faults", token)) == quoted

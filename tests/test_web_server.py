@@ -200,3 +200,28 @@ class TestQuietAndClean:
                 "print(sorted(m for m in sys.modules if m.startswith('idemsim.web')))")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+class TestSiteCommand:
+    def test_site_calls_build_site_with_the_folder_and_the_cache(self, cli, tmp_path, monkeypatch):
+        """`idemsim site DIR [--cache PATH]` is `idemsim.web.site.build_site(Path(DIR), Path(PATH) or None)`; its
+        InputError is one line, exit 2."""
+        import types
+
+        from idemsim.base.errors import InputError
+
+        calls = []
+
+        def build_site(directory, cache):
+            calls.append((directory, cache))
+            if directory.name == "bad":
+                raise InputError("err.web.not_found", path="'bad'")
+
+        monkeypatch.setitem(sys.modules, "idemsim.web.site", types.SimpleNamespace(build_site=build_site))
+        result = cli("site", tmp_path / "out", "--cache", tmp_path / "cache")
+        assert result.exit_code == 0, result.output
+        assert result.stdout.strip() == str(tmp_path / "out")
+        assert cli("site", tmp_path / "out2").exit_code == 0
+        assert calls == [(tmp_path / "out", tmp_path / "cache"), (tmp_path / "out2", None)]
+        result = cli("site", tmp_path / "bad")
+        assert (result.exit_code, result.stderr.strip()) == (2, "error: no such page: 'bad'")
