@@ -164,6 +164,13 @@ class TestCommandLine:
         assert lost["rows"][0]["design"] == "naive" and lost["rows"][0]["charges"] == 2
 
 
+    def test_the_command_that_reproduces_a_run_names_its_faults(self, cli):
+        """`run --faults`'s text ends with the command that reproduces it, --faults included."""
+        out = cli("run", "lost-response", "--faults", " lose:request@1 ", "--design", "naive").stdout
+        assert " ".join(out.replace("\\\n", " ").split()).endswith(
+            "reproduce: idemsim run lost-response --design naive --seed 1 --faults lose:request@1.1")
+
+
 class TestTheDocs:
     DOC = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text(encoding="utf-8")
     SECTION = DOC.partition("## The fault syntax")[2].partition("\n## ")[0]

@@ -27,6 +27,7 @@ import io
 import json
 import math
 import os
+import shlex
 import sys
 from contextlib import contextmanager
 from enum import Enum
@@ -238,11 +239,17 @@ def run(
         draw = mermaid.sequence if format is RunFormat.mermaid else mermaid.state
         print(mermaid.diagrams(draw(r, language) for r in results), end="")
     else:
-        from ..views.terminal import print_run
+        from ..views.terminal import print_run, reproduce_command
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language)
+            command = None
+            if faults is not None:  # the command that reproduces it names the faults it ran with
+                from ..scenario.fault_text import faults_text
+
+                said = shlex.quote(faults_text(r.scenario.faults))
+                command = f"{reproduce_command(r, set_, scenario)} --faults {said}"
+            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language, command=command)
     raise typer.Exit(max(exit_code(r.summary) for r in results))
 
 
