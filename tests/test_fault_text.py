@@ -163,6 +163,12 @@ class TestCommandLine:
                               "json").stdout)
         assert lost["rows"][0]["design"] == "naive" and lost["rows"][0]["charges"] == 2
 
+    def test_compares_command_for_a_row_names_the_faults(self, cli):
+        """The table's footer: each row's timeline is `idemsim run … --faults …`."""
+        out = cli("compare", "lost-response", "--faults", "lose:request@1").stdout
+        assert " ".join(out.replace("\\\n", " ").split()).endswith(
+            "idemsim run lost-response --design DESIGN --seed 1 --faults lose:request@1.1")
+
 
     def test_the_command_that_reproduces_a_run_names_its_faults(self, cli):
         """`run --faults`'s text ends with the command that reproduces it, --faults included."""
