@@ -4,9 +4,11 @@ canonical queries and commands, one-line errors, and nothing Pyodide lacks."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
@@ -319,3 +321,24 @@ class TestPurity:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "2"
+
+
+class TestTheDocs:
+    DOC = (Path(__file__).resolve().parent.parent / "docs" / "web.md").read_text(encoding="utf-8")
+
+    def test_the_python_example_runs_and_says_what_it_shows(self):
+        """docs/web.md's engine example runs; the error it quotes begins as the engine's does."""
+        code = re.search(r"```python\n(.*?)```", self.DOC, re.S).group(1)
+        lines = code.strip().splitlines()
+        namespace: dict = {}
+        exec("\n".join(lines[:-1]), namespace)
+        said = re.search(r"# \((400), \{\"error\": \"(.*?)…\"\}\)", lines[-1])
+        status, out = eval(lines[-1].partition("#")[0], namespace)
+        assert (status, out["error"][:len(said.group(2))]) == (int(said.group(1)), said.group(2))
+
+    def test_the_command_shown_is_the_engines_for_its_query(self):
+        """The command docs/web.md shows is the one the engine gives for the query it stands for."""
+        shown = re.search(r"```sh\n(idemsim run .*?) --format json\n```", self.DOC).group(1)
+        out = run({"scenario": "lost-response", "design": "naive", "variant": "gateway-504", "seed": "7",
+                   "lang": "ja", "faults": "lose:response@1.1"})
+        assert out["command"] == shown
