@@ -212,7 +212,7 @@ class TestSiteCommand:
 
         calls = []
 
-        def build_site(directory, cache):
+        def build_site(directory, cache, progress=None):
             calls.append((directory, cache))
             if directory.name == "bad":
                 raise InputError("err.web.not_found", path="'bad'")

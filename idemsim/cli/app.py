@@ -513,8 +513,9 @@ def _same_file(a: str, b: str) -> bool:
 
 
 @contextmanager
-def _progress(quiet: bool):
-    """A progress bar on stderr while a long command works; none when stderr is not a terminal or --quiet."""
+def _progress(quiet: bool, doing: str = "progress.sweeping"):
+    """A progress bar on stderr while a long command works (``doing``: the catalogue's word for the work); none
+    when stderr is not a terminal or --quiet."""
     if quiet or not sys.stderr.isatty():
         yield None
         return
@@ -524,7 +525,7 @@ def _progress(quiet: bool):
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
         from ..base.i18n import text
 
-        task = bar.add_task(text("progress.sweeping", LANGUAGE["now"]), total=None)
+        task = bar.add_task(text(doing, LANGUAGE["now"]), total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -642,8 +643,8 @@ def site(
     from ..web.site import build_site  # (lazy: the site's builder loads when it runs)
 
     _lang(lang)
-    with user_errors():
-        build_site(Path(directory), Path(cache) if cache is not None else None)
+    with user_errors(), _progress(False, "progress.downloading") as progress:
+        build_site(Path(directory), Path(cache) if cache is not None else None, progress=progress)
     print(safe(directory))
 
 
