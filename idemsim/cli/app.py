@@ -27,6 +27,7 @@ import io
 import json
 import math
 import os
+import shlex
 import sys
 from contextlib import contextmanager
 from enum import Enum
@@ -70,6 +71,19 @@ class RunFormat(str, Enum):
 class ShowFormat(str, Enum):
     text = "text"
     mermaid = "mermaid"
+
+
+FAULTS_OPTION = typer.Option(None, "--faults", metavar="TOKENS",
+                             help="Replace the story's faults: comma-separated tokens, e.g. "
+                                  "'lose:response@1.1,crash:after_key@1.2' ('' = none; the syntax: docs/web.md). "
+                                  "With --faults only one story runs: the main one, or --variant's.")
+
+
+def _with_faults(story: Any, faults: str) -> Any:
+    """``story`` with the faults ``--faults`` writes instead of its own (`idemsim.scenario.fault_text`)."""
+    from ..scenario.fault_text import parse_faults, with_faults
+
+    return with_faults(story, parse_faults(faults))
 
 
 MAX_TIME_OPTION = typer.Option(None, "--max-time", metavar="SECONDS",
@@ -192,6 +206,7 @@ def run(
                                                       "line an event, no SQL."),
     full: bool = typer.Option(False, "--full", help="Text, for a load of many operations: every event instead "
                                                     "of the figures."),
+    faults: Optional[str] = FAULTS_OPTION,
     lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
@@ -206,6 +221,8 @@ def run(
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         stories = [pick(loaded, variant, set_)] if variant is not None else runs(loaded, set_)
+        if faults is not None:  # one story: the main one or --variant's, with these faults
+            stories = [_with_faults(stories[0], faults)]
         if format is RunFormat.json:  # written as the runs go (views/json_stream.py); else kept and printed
             from . import json_stream
 
@@ -222,11 +239,17 @@ def run(
         draw = mermaid.sequence if format is RunFormat.mermaid else mermaid.state
         print(mermaid.diagrams(draw(r, language) for r in results), end="")
     else:
-        from ..views.terminal import print_run
+        from ..views.terminal import print_run, reproduce_command
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language)
+            command = None
+            if faults is not None:  # the command that reproduces it names the faults it ran with
+                from ..scenario.fault_text import faults_text
+
+                said = shlex.quote(faults_text(r.scenario.faults))
+                command = f"{reproduce_command(r, set_, scenario)} --faults {said}"
+            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language, command=command)
     raise typer.Exit(max(exit_code(r.summary) for r in results))
 
 
@@ -490,8 +513,9 @@ def _same_file(a: str, b: str) -> bool:
 
 
 @contextmanager
-def _progress(quiet: bool):
-    """A progress bar on stderr while a long command works; none when stderr is not a terminal or --quiet."""
+def _progress(quiet: bool, doing: str = "progress.sweeping"):
+    """A progress bar on stderr while a long command works (``doing``: the catalogue's word for the work); none
+    when stderr is not a terminal or --quiet."""
     if quiet or not sys.stderr.isatty():
         yield None
         return
@@ -501,7 +525,7 @@ def _progress(quiet: bool):
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
         from ..base.i18n import text
 
-        task = bar.add_task(text("progress.sweeping", LANGUAGE["now"]), total=None)
+        task = bar.add_task(text(doing, LANGUAGE["now"]), total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -549,6 +573,7 @@ def compare(
     design: List[str] = typer.Option([], "--design", help="Compare these designs only (repeatable; a name or "
                                                           "path/to/file.py:function). Default: the scenario's, "
                                                           "else every design."),
+    faults: Optional[str] = FAULTS_OPTION,
     lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
@@ -563,8 +588,12 @@ def compare(
 
             figure.check_path(plot)
         designs = [_check_design(d) for d in design]
+        if faults is not None:
+            from ..scenario.fault_text import parse_faults
+
+            faults = parse_faults(faults)
         comparison = run_comparison(load(scenario, set_, max_time=_max_time(max_time)), variant, seed, set_,
-                                    designs or None)
+                                    designs or None, faults=faults)
         comparison.source = scenario
         if plot is not None:
             from ..views.sweep_plot import comparison_figure  # a load's: its pool under each design
@@ -577,6 +606,46 @@ def compare(
 
         print_comparison(_console(), comparison, language)
     raise typer.Exit(comparison.exit_code)
+
+
+@app.command()
+def serve(
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="The port to listen on (0: a free one, "
+                                                                    "printed)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on (default: this machine "
+                                                          "only; 0.0.0.0 lets others on the network in)."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Serve the page on this machine: pick a story, lose a message, crash a handler, in a browser (Ctrl-C
+    stops it; docs/web.md)."""
+    from ..web.server import make_server
+    from ..web.server import serve as serve_page  # (lazy: the server and the engine load when it runs)
+
+    language = _lang(lang)
+    with user_errors():
+        server = make_server(host, port)
+    serve_page(server, language)
+
+
+@app.command()
+def site(
+    directory: str = typer.Argument(..., metavar="DIR", help="The folder to write the static site into (made, or "
+                                                             "an earlier site replaced)."),
+    cache: Optional[str] = typer.Option(None, "--cache", metavar="PATH",
+                                        help="Where downloads are kept (default: $IDEMSIM_CACHE, else "
+                                             "~/.cache/idemsim)."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Write the page as a static site (Pyodide and the wheels included) that any static host serves, offline
+    (docs/web.md)."""
+    from pathlib import Path
+
+    from ..web.site import build_site  # (lazy: the site's builder loads when it runs)
+
+    _lang(lang)
+    with user_errors(), _progress(False, "progress.downloading") as progress:
+        build_site(Path(directory), Path(cache) if cache is not None else None, progress=progress)
+    print(safe(directory))
 
 
 from .db import app as db_app  # noqa: E402 (light: psycopg is imported only when PostgreSQL is used)

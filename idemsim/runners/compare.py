@@ -22,6 +22,7 @@ from typing import Any
 
 from ..judge.summary import meaning
 from ..model.designs import DESIGN_OPTIONS, DESIGNS
+from ..scenario.fault_text import faults_text, with_faults
 from ..scenario.schema import Scenario, runs
 from ..scenario.schema import variant as pick
 from .simulation import simulate
@@ -44,6 +45,9 @@ class Comparison:
     """What the user named: the scenario's name, or the path of its file (for the commands shown)."""
     runs: list = field(default_factory=list)
     """The runs behind the rows, in the same order (for figures; not in the JSON)."""
+    faults: str | None = None
+    """The faults given instead of the story's own (``--faults``), in the fault syntax, for the commands shown
+    (not in the JSON); None: the story's own."""
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "scenario": self.scenario, "variant": self.variant, "seed": self.seed,
@@ -68,18 +72,22 @@ def option_differences(story: Scenario, other: Scenario) -> dict[str, Any] | Non
 
 
 def compare(scenario: Scenario, variant: str | None = None, seed: int | None = None,
-            sets: list[str] | None = None, designs: list[str] | None = None) -> Comparison:
+            sets: list[str] | None = None, designs: list[str] | None = None, *,
+            faults: list | None = None) -> Comparison:
     """Run story ``variant`` (None: the main story) of ``scenario`` under every design (or ``designs``), plus
-    option sets."""
+    option sets; with ``faults`` (``--faults``), every story has those faults instead of its own."""
 
     if variant is not None:
         pick(scenario, variant)  # an unknown variant is an InputError that names the valid ones
     stories = runs(scenario, sets)
+    if faults is not None:
+        stories = [with_faults(s, faults) for s in stories]
     story = next(s for s in stories if s.variant == variant)
     siblings = [(other, diff) for other in stories if other is not story
                 for diff in [option_differences(story, other)] if diff is not None]
     designs = designs or story.compare or list(DESIGNS)
-    result = Comparison(scenario.name, story.variant, story.seed if seed is None else seed)
+    result = Comparison(scenario.name, story.variant, story.seed if seed is None else seed,
+                        faults=None if faults is None else faults_text(faults))
     for design in designs:
         result.runs.append(simulate(story, design, seed))
         result.rows.append(_row(result.runs[-1], {}))

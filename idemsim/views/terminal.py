@@ -521,6 +521,8 @@ def print_comparison(console: Console, comparison, lang: str = "en") -> None:
              str(comparison.seed)]
     if comparison.variant:
         words += ["--variant", comparison.variant]
+    if comparison.faults is not None:
+        words += ["--faults", comparison.faults]
     for line in continued(shlex.join(words), console.width, t("cmp.each_row", lang)):
         console.print(safe(line), markup=False, highlight=False)
     variants = {row["label"].partition(" ")[2].strip("()"): row["story"] for row in comparison.rows if row["options"]}
