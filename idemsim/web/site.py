@@ -48,8 +48,11 @@ MARKER = "engine.json"
 def build_site(directory: Path, cache: Path | None = None) -> Path:
     """Write the static site into ``directory`` (see the module's guarantees); third-party files come from
     ``cache`` (default ``$IDEMSIM_CACHE`` or ``~/.cache/idemsim``). Returns the site's directory."""
-    directory = Path(directory)
     shown = label(str(directory))
+    try:
+        directory = Path(os.path.abspath(directory))  # "." and "a/.." by what they are, for the renames
+    except OSError as error:  # the working directory is gone
+        raise InputError("err.cannot_write", file=shown, reason=os_reason(error)) from None
     _check_target(directory, shown)
     try:
         directory.parent.mkdir(parents=True, exist_ok=True)
