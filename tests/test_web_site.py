@@ -275,6 +275,9 @@ class TestSite:
         assert config["wheels"] == [f"wheels/{entry['file']}" for entry in lock()["wheels"]] + [
             f"wheels/{idemsim_wheel()[0]}"]
         assert sorted(p.name for p in (site / "pyodide").iterdir()) == sorted(lock()["pyodide"]["files"])
+        fetched_files = [site / "pyodide" / name for name in config["fetch"]] + [site / w for w in config["wheels"]]
+        assert {"pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip"} <= set(config["fetch"])
+        assert config["bytes"] == sum(path.stat().st_size for path in fetched_files)
         for entry in lock()["wheels"]:
             assert _sha256((site / "wheels" / entry["file"]).read_bytes()) == entry["sha256"]
         assert (site / "wheels" / idemsim_wheel()[0]).read_bytes() == idemsim_wheel()[1]

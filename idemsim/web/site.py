@@ -1,7 +1,8 @@
 """``idemsim site DIR``: the static site that runs idemsim in the browser (Pyodide in a Web Worker).
 
-`build_site` writes into DIR: the page (every file of idemsim/web/page), ``engine.json`` (which engine: Pyodide,
-where it is, the wheels), ``pyodide/`` (the files of the npm package ``pyodide`` the page loads), ``wheels/``
+`build_site` writes into DIR: the page (every file of idemsim/web/page), ``engine.json`` (which engine: Pyodide;
+where it is, ``pyodide/``; the site's lockfile, the wheels, the files of Pyodide the worker fetches and the bytes
+of all these, for the progress bar), ``pyodide/`` (the files of the npm package ``pyodide`` the page loads), ``wheels/``
 (simpy, pydantic, the pydantic-core built for Pyodide and their dependencies, idemsim's own wheel made from the
 installed package, and ``pyodide-lock.json``: Pyodide's lockfile naming exactly these wheels with their sha256,
 so the worker installs them by name, checked, and from nowhere else), ``catalog.en.json`` and
@@ -121,8 +122,11 @@ def _write_site(site: Path, cache: Path | None) -> None:
             shutil.copyfile(path, site / relative)
     packaged = _pyodide(site / "pyodide", cache)
     wheels = _wheels(site / "wheels", cache, packaged)
+    fetch = [name for name in lock()["pyodide"]["files"] if name != "package.json"]
+    size = sum((site / "pyodide" / name).stat().st_size for name in fetch)
+    size += sum((site / "wheels" / name).stat().st_size for name in wheels)
     _write_json(site / MARKER, {"engine": "pyodide", "pyodide": "pyodide/", "lock": "wheels/pyodide-lock.json",
-                                "wheels": [f"wheels/{name}" for name in wheels]})
+                                "wheels": [f"wheels/{name}" for name in wheels], "fetch": fetch, "bytes": size})
     for lang in LANGS:
         _write_json(site / f"catalog.{lang}.json", engine.catalog(lang))
     for name in builtin_names():
