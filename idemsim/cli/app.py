@@ -600,6 +600,46 @@ def compare(
     raise typer.Exit(comparison.exit_code)
 
 
+@app.command()
+def serve(
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="The port to listen on (0: a free one, "
+                                                                    "printed)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on (default: this machine "
+                                                          "only; 0.0.0.0 lets others on the network in)."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Serve the page on this machine: pick a story, lose a message, crash a handler, in a browser (Ctrl-C
+    stops it; docs/web.md)."""
+    from ..web.server import make_server
+    from ..web.server import serve as serve_page  # (lazy: the server and the engine load when it runs)
+
+    language = _lang(lang)
+    with user_errors():
+        server = make_server(host, port)
+    serve_page(server, language)
+
+
+@app.command()
+def site(
+    directory: str = typer.Argument(..., metavar="DIR", help="The folder to write the static site into (made, or "
+                                                             "an earlier site replaced)."),
+    cache: Optional[str] = typer.Option(None, "--cache", metavar="PATH",
+                                        help="Where downloads are kept (default: $IDEMSIM_CACHE, else "
+                                             "~/.cache/idemsim)."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Write the page as a static site (Pyodide and the wheels included) that any static host serves, offline
+    (docs/web.md)."""
+    from pathlib import Path
+
+    from ..web.site import build_site  # (lazy: the site's builder loads when it runs)
+
+    _lang(lang)
+    with user_errors():
+        build_site(Path(directory), Path(cache) if cache is not None else None)
+    print(safe(directory))
+
+
 from .db import app as db_app  # noqa: E402 (light: psycopg is imported only when PostgreSQL is used)
 
 app.add_typer(db_app, name="db", help="Run DB schedules on the model and on a real PostgreSQL.")
