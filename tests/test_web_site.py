@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from idemsim import kernel
 from idemsim.base.errors import InputError
 from idemsim.base.i18n import LANGS
 from idemsim.base.paths import scenarios_dir
@@ -62,6 +63,10 @@ class TestLock:
             pytest.skip(f"pydantic {importlib.metadata.version('pydantic')} installed, not the locked one")
         pins = [line for line in importlib.metadata.requires("pydantic") if line.startswith("pydantic-core")]
         assert pins == [f"pydantic-core=={WHEELS['pydantic-core']['version']}"]
+
+    def test_the_browser_s_simpy_is_the_release_the_kernel_was_checked_against(self):
+        """idemsim.kernel relies on SimPy's internals of one release: the browser gets that release."""
+        assert WHEELS["simpy"]["version"].rsplit(".", 1)[0] == kernel.SIMPY_CHECKED
 
     def test_every_file_is_pinned_by_url_and_hash(self):
         """Each download names its registry's URL and a full hash; each wheel file is its URL's last part."""
