@@ -272,7 +272,8 @@ class TestExitCodes:
         broke = cli("run", "same-tx-wait", "--variant", "rollback", "--design", "naive", "--format", "json")
         s = json.loads(broke.stdout)["summary"]
         assert (broke.exit_code, s["story_check"], s["design_verdict"], s["expected_breaks"], s["story_says"]) == (
-            1, "no expectation", "broken", None, "not checked: the scenario states nothing for this design")
+            1, "no expectation", "broken", None,
+            "not checked: the scenario states nothing for this design and these faults")
 
     def test_the_text_view_exits_as_the_json(self, cli):
         """The exit code does not depend on the format."""

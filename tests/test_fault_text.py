@@ -115,12 +115,19 @@ class TestBadTokens:
 
 class TestWithFaults:
     def test_the_story_runs_with_the_faults_given_instead_of_its_own(self):
-        """Everything but the faults stays the story's, a variant's included."""
+        """Everything but the faults and the expectations stays the story's, a variant's included; the file's
+        expectations are about its own faults, so with others the story states nothing."""
         story = pick(load("lost-response"), "gateway-504")
         changed = with_faults(story, parse_faults("lose:request@1.1"))
         assert changed.faults == [LoseMessage(message="request")]
         assert changed.variant == "gateway-504"
-        assert changed.api == story.api and changed.expect == story.expect
+        assert changed.api == story.api and story.expect and changed.expect == {}
+
+    def test_the_storys_own_faults_keep_its_expectations(self):
+        """Written out as --faults, the story's own faults are still the story: its check applies."""
+        story = load("lost-response")
+        again = with_faults(story, parse_faults(faults_text(story.faults)))
+        assert again.expect == story.expect
 
     def test_a_duplicate_of_an_operation_the_story_lacks_is_refused(self):
         """The story's own checks apply: a duplicate must copy one of its operations."""

@@ -113,7 +113,7 @@ class TestTheStorysCheck:
         """differs, vacuous and no expectation, each in a sentence; in a table cell, no expectation is short."""
         assert [verdicts.story_words(c) for c in ("differs", "vacuous", "no expectation")] == [
             "does not reproduce the article", "proves nothing: its fault never happened",
-            "not checked: the scenario states nothing for this design"]
+            "not checked: the scenario states nothing for this design and these faults"]
         assert verdicts.short_story_words("no expectation") == "no expectation"
 
     def test_japanese_says_it_in_the_articles_words(self):
