@@ -87,7 +87,9 @@ function setURL(answer, push) {
   const lang = answer.state.lang;
   if (!params.has("lang") && lang !== browserLang) params.set("lang", lang);
   if (params.get("lang") === browserLang && lang === "en" && browserLang === "en") params.delete("lang");
-  const url = `${location.pathname}?${params.toString()}`;
+  // `:`, `@`, `,` and `+` of the fault syntax are kept readable in the address (all are allowed in a query)
+  const readable = params.toString().replace(/%3A/gi, ":").replace(/%40/gi, "@").replace(/%2C/gi, ",").replace(/%2B/gi, "%2B");
+  const url = `${location.pathname}?${readable}`;
   if (`${location.pathname}${location.search}` === url) return;
   if (push) history.pushState(null, "", url);
   else history.replaceState(null, "", url);
@@ -149,6 +151,7 @@ function render(answer, keepTime = false) {
   closeCrashMenu();
   page.drawing = drawScene($("scene"), scene, {
     width: stageWidth(),
+    fit: Math.max(320, window.innerHeight - $("stage").getBoundingClientRect().top - window.scrollY - 100),
     words,
     onMessage: (event) => safely(lose(event)),
     onHandler: openCrashMenu,
@@ -231,8 +234,8 @@ function showEvent(n) {
 }
 
 function eventOf(target) {
-  const node = target && target.closest ? target.closest("[data-event]") : null;
-  return node ? Number(node.getAttribute("data-event")) : null;
+  const node = target && target.closest ? target.closest("[data-event], [data-trace]") : null;
+  return node ? Number(node.getAttribute(node.hasAttribute("data-event") ? "data-event" : "data-trace")) : null;
 }
 
 $("scene").addEventListener("pointerover", (e) => { const n = eventOf(e.target); if (n !== null) showEvent(n); });

@@ -3,7 +3,8 @@
 // - Every word drawn comes from the scene, or from `words` (the page's table, in the scene's language).
 // - Lanes top to bottom as scene.lanes gives them; time left to right, one scale for the whole picture.
 // - Each drawn message is a <g class="message" data-event="N"> holding its arrow and its label (a click anywhere on
-//   it is a click on the message); every other thing that comes from a trace event carries data-event too.
+//   it is a click on the message); only messages carry data-event; every other thing that comes from a trace
+//   event carries its index as data-trace (for the page's event panel).
 // - `setTime(t)` shows what happened up to simulated time t: later things are faded, a message in flight is drawn
 //   up to where it is, with a dot at its head, and a span only up to t. `setTime(Infinity)` shows the whole story.
 // - Colours as the figures (Okabe–Ito): green only for an `ok` on a run whose design holds, vermilion for broken,
@@ -43,14 +44,14 @@ function title(node, s) {
   if (s) el("title", {}, node).textContent = s;
 }
 
-/** When the first thing that breaks the design shows: a duplicate or orphan ledger entry, or a differing belief;
+/** When the first thing that breaks the design shows: a duplicate ledger entry (a second charge or capture of one
+ * purchase) or a belief that differs from the truth;
  * the end of the run when the design broke in another way; null when it holds. */
 export function breakTime(scene) {
   if (scene.verdicts.holds) return null;
   const times = [];
-  for (const p of scene.ledger) for (const e of [...p.charges, ...p.captures]) if (e.duplicate || e.orphan) times.push(e.t);
+  for (const p of scene.ledger) for (const e of [...p.charges, ...p.captures]) if (e.duplicate) times.push(e.t);
   for (const b of scene.beliefs) for (const s of b.spans) if (s.differs) times.push(s.start);
-  for (const m of scene.marks) if (m.kind === "crash") times.push(m.t);
   return times.length ? Math.min(...times) : scene.end;
 }
 
@@ -65,7 +66,8 @@ export function eventTimes(scene) {
 }
 
 /**
- * Draw `scene` into `svg` (emptied first). Options: width (user units = CSS px), compact (a compare panel: the
+ * Draw `scene` into `svg` (emptied first). Options: width (user units = CSS px), fit (the height it should keep
+ * within, if it can), compact (a compare panel: the
  * parties only, smaller), words (the page's UI words), onMessage(event), onHandler(laneId, element),
  * onEvent(event) (hover, focus, tap), lost(event) → why a message cannot be lost (a tooltip) or null.
  * Returns {setTime(t), end, times}.
@@ -79,8 +81,13 @@ export function drawScene(svg, scene, options = {}) {
   const lanes = o.compact ? scene.lanes.filter((l) => !TRACKS.has(l.role)) : scene.lanes;
   const size = o.compact ? 11 : 13;
   const labelSize = o.compact ? 10.5 : 12;
-  const pitch = o.compact ? 26 : 44;
-  const trackPitch = o.compact ? 22 : 36;
+  // lanes closer together (down to about two thirds) when the picture would be taller than `fit` (the room left)
+  const parties = lanes.filter((l) => !TRACKS.has(l.role)).length;
+  const tracks = lanes.length - parties;
+  const natural = 68 + parties * 44 + tracks * 36;
+  const squeeze = o.fit && !o.compact ? Math.min(1, Math.max(0.66, (o.fit - 68) / (natural - 68))) : 1;
+  const pitch = o.compact ? 26 : Math.round(44 * squeeze);
+  const trackPitch = o.compact ? 22 : Math.round(36 * squeeze);
 
   // -- geometry --------------------------------------------------------------------------------------------
   const left = Math.min(260, Math.max(90, ...lanes.map((l) => textWidth(l.name, size, "bold") + 24)));
@@ -90,13 +97,17 @@ export function drawScene(svg, scene, options = {}) {
   const t0 = -0.03 * end;
   const t1 = end * (o.compact ? 1.06 : 1.12);
   const x = (t) => left + ((t - t0) / (t1 - t0)) * (width - left - right);
+  const slots = beliefSlots(scene.beliefs);
   const pairRows = new Set();
   for (const p of scene.ledger) for (const pair of p.pairs) pairRows.add(pair.kind === "charged_twice" ? "charges" : "captures");
   const y = {};
   let depth = o.compact ? 16 : 28;
   lanes.forEach((lane, i) => {
     if (i) depth += TRACKS.has(lane.role) || TRACKS.has(lanes[i - 1].role) ? trackPitch : pitch;
+    const rows = lane.role === "belief" ? slots.rows.get(lane.id) || 1 : 1;
+    depth += (rows - 1) * 4;
     y[lane.id] = depth;
+    depth += (rows - 1) * 4;
     if (pairRows.has(lane.role) && !o.compact) depth += 22;
   });
   const axisY = depth + (o.compact ? 16 : 26);
@@ -141,7 +152,7 @@ export function drawScene(svg, scene, options = {}) {
 
   const tagged = (node, event) => {
     if (event !== undefined && event !== null && event >= 0) {
-      node.setAttribute("data-event", event);
+      node.setAttribute("data-trace", event);
       node.classList.add("event");
     }
     return node;
@@ -282,7 +293,7 @@ export function drawScene(svg, scene, options = {}) {
     const bx = xb + nudge;
     const kind = m.kind.startsWith("processor") ? "processor" : m.kind === "request" ? "request" : m.kind === "response" ? "response" : "grey";
     const colour = m.info && m.info.ignored ? COLOURS.grey : { request: COLOURS.blue, response: COLOURS.black, processor: COLOURS.orange, grey: COLOURS.grey }[kind];
-    const g = el("g", { class: `message ${kind}${lost ? " lost" : ""}`, "data-event": m.event }, gMessages);
+    const g = el("g", { class: `message ${kind}${lost ? " lost" : ""}`, [o.compact ? "data-trace" : "data-event"]: m.event }, gMessages);
     g.classList.add("event");
     const hit = el("line", { x1: ax, y1: y0, x2: bx, y2: yEnd, class: "hit", stroke: "transparent", "stroke-width": 12 }, g);
     const line = el("line", { x1: ax, y1: y0, x2: bx, y2: yEnd, stroke: lost ? COLOURS.grey : colour,
@@ -515,20 +526,18 @@ export function drawScene(svg, scene, options = {}) {
     for (const [lane, beliefs] of byLane) {
       const ly = y[lane];
       if (ly === undefined) continue;
-      const slots = [];
       for (const belief of beliefs) {
-        const start = belief.spans.length ? belief.spans[0].start : 0;
-        let slot = slots.findIndex((busy) => busy <= start);
-        if (slot < 0) { slot = slots.length; slots.push(0); }
-        slots[slot] = belief.spans.length ? Math.max(...belief.spans.map((s) => s.end)) : start;
-        const offset = -4 + 9 * slot;
+        const slot = slots.of.get(belief);
+        const rows = slots.rows.get(lane) || 1;
+        const offset = (slot - (rows - 1) / 2) * 8;
+        const half = rows > 1 ? 3 : 4;
         let previous = null;
         belief.spans.forEach((span, i) => {
           let colour = span.differs ? COLOURS.vermillion : BELIEF_COLOUR[span.believes] || COLOURS.neutral;
           if (span.believes === "paid" && !span.differs && holds) colour = COLOURS.green;
           const stop = i === belief.spans.length - 1 ? t1 : span.end;
           const g = el("g", { class: `belief ${span.believes}${span.differs ? " differs" : ""}` }, gBands);
-          const r = el("rect", { x: x(span.start), y: ly + offset - 4, height: 8, fill: colour, opacity: span.told ? 0.75 : 0.3 }, g);
+          const r = el("rect", { x: x(span.start), y: ly + offset - half, height: 2 * half, fill: colour, opacity: span.told ? 0.75 : 0.3 }, g);
           grow(r, { start: span.start, end: stop });
           title(g, span.label);
           const key = `${span.believes}/${span.differs}`;
@@ -560,10 +569,17 @@ export function drawScene(svg, scene, options = {}) {
           const box = boxAt(where, ax, ay, tw, th, rad + 2);
           if (!free(box)) continue;
           placed.push(box);
-          const parent = req.parent || gLabels;
-          const t = el("text", { x: box[0] + 2, y: box[3] - 4 + 0.5, "font-size": req.size, "font-weight": req.weight, fill: req.colour, class: "label" }, parent);
+          // a message's label is part of the message (a click on it loses the message); every other label lies
+          // above all drawings, faded with the thing it names
+          const inside = req.parent && req.parent.classList.contains("message");
+          const t = el("text", { x: box[0] + 2, y: box[3] - 4 + 0.5, "font-size": req.size, "font-weight": req.weight, fill: req.colour, class: "label" },
+            inside ? req.parent : gLabels);
           t.textContent = variant;
-          if (!req.parent) hold(t, req.start ?? 0);
+          if (!inside) {
+            hold(t, req.start ?? 0);
+            const event = req.parent ? req.parent.getAttribute("data-trace") : req.event;
+            if (event !== null && event !== undefined) tagged(t, Number(event));
+          }
           done = true;
           break;
         }
@@ -587,6 +603,25 @@ export function drawScene(svg, scene, options = {}) {
   }
   setTime(Infinity);
   return { setTime, end: scene.end, times: eventTimes(scene), height, width };
+}
+
+/** Which sub-row of its lane each belief (one operation's) takes, so that operations that overlap in time
+ * share a lane without covering each other: {of: Map(belief → slot), rows: Map(lane → sub-rows)}. */
+function beliefSlots(beliefs) {
+  const of = new Map();
+  const rows = new Map();
+  const busy = new Map();
+  for (const belief of beliefs) {
+    const ends = busy.get(belief.lane) || [];
+    const start = belief.spans.length ? belief.spans[0].start : 0;
+    let slot = ends.findIndex((end) => end <= start);
+    if (slot < 0) { slot = ends.length; ends.push(0); }
+    ends[slot] = belief.spans.length ? Math.max(...belief.spans.map((s) => s.end)) : start;
+    busy.set(belief.lane, ends);
+    of.set(belief, slot);
+    rows.set(belief.lane, Math.max(rows.get(belief.lane) || 1, slot + 1));
+  }
+  return { of, rows };
 }
 
 // -- shapes and geometry --------------------------------------------------------------------------------------
