@@ -11,6 +11,7 @@ idemsim/ is laid out as its architecture, one folder a floor, from the bottom:
     runners/   what runs the model: simulation, compare, sweep, explore
     proof/     the DB model held against a real PostgreSQL (schedules, the runner, the agreement rule)
     course/    the checks of the course's exercises (idemsim.course.check), judged on runs
+    web/       the page's engine (JSON in, JSON out), idemsim serve's server, idemsim site's static site
     idemsim/__init__.py  the public face: what a notebook imports
     cli/       the command line, on top (and ``python -m idemsim.bench`` beside it)
 
@@ -27,7 +28,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "idemsim"
-FLOORS = ["base", "kernel", "model", "scenario", "judge", "views", "runners", "proof", "course", "", "cli"]
+FLOORS = ["base", "kernel", "model", "scenario", "judge", "views", "runners", "proof", "course", "web", "", "cli"]
 """The floors, from the bottom up; ``""`` is the public face, ``idemsim/__init__.py``."""
 TOP = {"idemsim.bench"}
 """Above every floor: ``python -m idemsim.bench``."""

@@ -72,6 +72,19 @@ class ShowFormat(str, Enum):
     mermaid = "mermaid"
 
 
+FAULTS_OPTION = typer.Option(None, "--faults", metavar="TOKENS",
+                             help="Replace the story's faults: comma-separated tokens, e.g. "
+                                  "'lose:response@1.1,crash:after_key@1.2' ('' = none; the syntax: docs/web.md). "
+                                  "With --faults only one story runs: the main one, or --variant's.")
+
+
+def _with_faults(story: Any, faults: str) -> Any:
+    """``story`` with the faults ``--faults`` writes instead of its own (`idemsim.scenario.fault_text`)."""
+    from ..scenario.fault_text import parse_faults, with_faults
+
+    return with_faults(story, parse_faults(faults))
+
+
 MAX_TIME_OPTION = typer.Option(None, "--max-time", metavar="SECONDS",
                                help="The bound on a run's simulated time (default 1e7 s, about 116 days): no time "
                                     "in the scenario may be longer, and a run that goes on longer stops with an "
@@ -192,6 +205,7 @@ def run(
                                                       "line an event, no SQL."),
     full: bool = typer.Option(False, "--full", help="Text, for a load of many operations: every event instead "
                                                     "of the figures."),
+    faults: Optional[str] = FAULTS_OPTION,
     lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
@@ -206,6 +220,8 @@ def run(
         design = _check_design(design)
         loaded = load(scenario, set_, max_time=_max_time(max_time))
         stories = [pick(loaded, variant, set_)] if variant is not None else runs(loaded, set_)
+        if faults is not None:  # one story: the main one or --variant's, with these faults
+            stories = [_with_faults(stories[0], faults)]
         if format is RunFormat.json:  # written as the runs go (views/json_stream.py); else kept and printed
             from . import json_stream
 
@@ -549,6 +565,7 @@ def compare(
     design: List[str] = typer.Option([], "--design", help="Compare these designs only (repeatable; a name or "
                                                           "path/to/file.py:function). Default: the scenario's, "
                                                           "else every design."),
+    faults: Optional[str] = FAULTS_OPTION,
     lang: Optional[Lang] = LANG_OPTION,
     max_time: Optional[float] = MAX_TIME_OPTION,
 ) -> None:
@@ -563,8 +580,12 @@ def compare(
 
             figure.check_path(plot)
         designs = [_check_design(d) for d in design]
+        if faults is not None:
+            from ..scenario.fault_text import parse_faults
+
+            faults = parse_faults(faults)
         comparison = run_comparison(load(scenario, set_, max_time=_max_time(max_time)), variant, seed, set_,
-                                    designs or None)
+                                    designs or None, faults=faults)
         comparison.source = scenario
         if plot is not None:
             from ..views.sweep_plot import comparison_figure  # a load's: its pool under each design

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..judge.summary import meaning
 from ..model.designs import DESIGN_OPTIONS, DESIGNS
+from ..scenario.fault_text import with_faults
 from ..scenario.schema import Scenario, runs
 from ..scenario.schema import variant as pick
 from .simulation import simulate
@@ -68,13 +69,16 @@ def option_differences(story: Scenario, other: Scenario) -> dict[str, Any] | Non
 
 
 def compare(scenario: Scenario, variant: str | None = None, seed: int | None = None,
-            sets: list[str] | None = None, designs: list[str] | None = None) -> Comparison:
+            sets: list[str] | None = None, designs: list[str] | None = None, *,
+            faults: list | None = None) -> Comparison:
     """Run story ``variant`` (None: the main story) of ``scenario`` under every design (or ``designs``), plus
-    option sets."""
+    option sets; with ``faults`` (``--faults``), every story has those faults instead of its own."""
 
     if variant is not None:
         pick(scenario, variant)  # an unknown variant is an InputError that names the valid ones
     stories = runs(scenario, sets)
+    if faults is not None:
+        stories = [with_faults(s, faults) for s in stories]
     story = next(s for s in stories if s.variant == variant)
     siblings = [(other, diff) for other in stories if other is not story
                 for diff in [option_differences(story, other)] if diff is not None]

@@ -169,9 +169,13 @@ def diagram(events) -> Diagram:
             messages.append(Message("request", send.actor, API, send.t, e.t, info=_request_info(send),
                                     event=indexes[id(send)]))
             marks.append(Mark("refused", API, e.t, {"request": d["request"]}))
-        elif k in ("response.send", "gateway.timeout"):
-            if k == "gateway.timeout":
+        elif k in ("response.send", "gateway.timeout", "gateway.unavailable"):
+            if k != "response.send":
                 gateway = True
+            if k == "gateway.unavailable":  # an outage's gateway took the request, and answers it
+                send = sends[d["request"]]
+                messages.append(Message("request", send.actor, "gateway", send.t, e.t, info=_request_info(send),
+                                        event=indexes[id(send)]))
             pending_response[(e.actor, d["request"])] = e
             if k == "response.send":
                 _end_alive(spans, alive_since, e.actor, e.t)
