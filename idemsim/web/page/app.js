@@ -50,19 +50,20 @@ function status(text) {
   $("engine-status").textContent = text || "";
 }
 
-function progress(info) {
+/** engine.js's onProgress(fraction 0..1, words (English), stage): said in the page's language, as a share. */
+function progress(fraction, said, stage) {
   if (page.loaded) return;
-  if (info && (info.ready || info === "ready")) {
+  if (stage === "ready") {
     status("");
     return;
   }
-  let text = words.loading;
-  if (typeof info === "string") text = info;
-  else if (info && (info.message || info.text)) text = info.message || info.text;
-  if (info && Number.isFinite(info.done) && Number.isFinite(info.total) && info.total > 0) {
-    text += ` ${Math.round((100 * info.done) / info.total)} %`;
+  if (stage === "failed") {
+    status("");
+    showError(said);
+    return;
   }
-  status(text);
+  const share = Number.isFinite(fraction) && fraction > 0 && fraction < 1 ? ` ${Math.round(100 * fraction)} %` : "";
+  status(`${words.loading}${share}`);
 }
 
 /** `promise`, with any failure shown on the page instead of thrown. */

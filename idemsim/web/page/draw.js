@@ -2,9 +2,10 @@
 // Guarantees:
 // - Every word drawn comes from the scene, or from `words` (the page's table, in the scene's language).
 // - Lanes top to bottom as scene.lanes gives them; time left to right, one scale for the whole picture.
-// - Each drawn message is a <g class="message" data-event="N"> holding its arrow and its label (a click anywhere on
-//   it is a click on the message); only messages carry data-event; every other thing that comes from a trace
-//   event carries its index as data-trace (for the page's event panel).
+// - Each drawn message is a <g class="message" data-event="N">: its arrow (or its path to the cross where it was
+//   lost) with a wide invisible hit line, so that the centre of its box lies on the message and a click there is
+//   a click on it; labels let the pointer through. Only messages carry data-event; every other thing that comes
+//   from a trace event carries its index as data-trace (for the page's event panel).
 // - `setTime(t)` shows what happened up to simulated time t: later things are faded, a message in flight is drawn
 //   up to where it is, with a dot at its head, and a span only up to t. `setTime(Infinity)` shows the whole story.
 // - Colours as the figures (Okabe–Ito): green only for an `ok` on a run whose design holds, vermilion for broken,
@@ -68,8 +69,9 @@ export function eventTimes(scene) {
 /**
  * Draw `scene` into `svg` (emptied first). Options: width (user units = CSS px), fit (the height it should keep
  * within, if it can), compact (a compare panel: the
- * parties only, smaller), words (the page's UI words), onMessage(event), onHandler(laneId, element),
- * onEvent(event) (hover, focus, tap), lost(event) → why a message cannot be lost (a tooltip) or null.
+ * parties only, smaller), words (the page's UI words), onMessage(event) (a click on a message that can be lost),
+ * onHandler(laneId, element) (a click on a handler's name), lost(event) → why a message cannot be lost (its
+ * tooltip) or null.
  * Returns {setTime(t), end, times}.
  */
 export function drawScene(svg, scene, options = {}) {
@@ -138,8 +140,8 @@ export function drawScene(svg, scene, options = {}) {
   const layer = (name) => el("g", { class: name }, svg);
   const gLanes = layer("lanes");
   const gBands = layer("bands");
-  const gMessages = layer("messages");
   const gMarks = layer("marks");
+  const gMessages = layer("messages"); // above the marks: a message is never hidden under a mark it crosses
   const gNow = layer("now");
   const gLabels = layer("labels");
 
@@ -295,7 +297,7 @@ export function drawScene(svg, scene, options = {}) {
     const colour = m.info && m.info.ignored ? COLOURS.grey : { request: COLOURS.blue, response: COLOURS.black, processor: COLOURS.orange, grey: COLOURS.grey }[kind];
     const g = el("g", { class: `message ${kind}${lost ? " lost" : ""}`, [o.compact ? "data-trace" : "data-event"]: m.event }, gMessages);
     g.classList.add("event");
-    const hit = el("line", { x1: ax, y1: y0, x2: bx, y2: yEnd, class: "hit", stroke: "transparent", "stroke-width": 12 }, g);
+    const hit = el("line", { x1: ax, y1: y0, x2: bx, y2: yEnd, class: "hit", stroke: "transparent", "stroke-width": 9 }, g);
     const line = el("line", { x1: ax, y1: y0, x2: bx, y2: yEnd, stroke: lost ? COLOURS.grey : colour,
       "stroke-width": o.compact ? 1.3 : 1.8, "stroke-dasharray": lost || m.kind === "dropped" ? "5 3" : null,
       "marker-end": lost ? null : `url(#${id}-${m.info && m.info.ignored ? "grey" : kind})`, class: "arrow" }, g);
@@ -308,13 +310,13 @@ export function drawScene(svg, scene, options = {}) {
       obstacles.push([bx - c - 1, yEnd - c - 1, bx + c + 1, yEnd + c + 1]);
       if (!o.compact) {
         label({ variants: [w("lost")], anchor: [bx, yEnd], radius: c, colour: COLOURS.vermillion, weight: "bold", priority: 0,
-          prefer: ["right", "left", "below-right", "above-right"], start: tEnd, parent: g });
+          prefer: ["right", "left", "below-right", "above-right"], start: tEnd });
       }
     }
     const why = o.lost ? o.lost(m.event) : null;
     if (why) g.classList.add("fixed");
     title(g, [m.what, why].filter(Boolean).join(" — "));
-    if (o.onMessage && !o.compact) {
+    if (o.onMessage && !o.compact && !why) { // a message that cannot be lost (or is lost) is not a button
       g.setAttribute("tabindex", "0");
       g.setAttribute("role", "button");
       g.setAttribute("aria-label", [m.what || kind, why].filter(Boolean).join(" — "));
@@ -326,7 +328,7 @@ export function drawScene(svg, scene, options = {}) {
       const tc = { request: "#00466E", "processor.lookup": "#8A5A00", "processor.answer": "#8A5A00", dropped: "#555" }[m.kind] ?? "#000";
       const along = lost ? [0.35, 0.6, 0.2] : [0.5, 0.3, 0.7, 0.15, 0.85];
       label({ variants: [m.what, ...(m.shorter || [])], anchors: along.map((f) => [ax + (bx - ax) * f, y0 + (yEnd - y0) * f]),
-        segment: true, colour: m.info && m.info.ignored ? "#555" : tc, priority, start: m.sent, parent: g });
+        segment: true, colour: m.info && m.info.ignored ? "#555" : tc, priority, start: m.sent });
     }
     hold(g, m.sent, (now) => {
       const f = tEnd > m.sent ? Math.min(1, Math.max(0, (now - m.sent) / (tEnd - m.sent))) : 1;
@@ -359,7 +361,7 @@ export function drawScene(svg, scene, options = {}) {
       title(g, mark.label);
       hold(g, mark.t);
       if (!o.compact) label({ variants: words, anchor: [x(mark.t), top], radius: 2, colour: outcomeText.ok, weight: "bold", priority: 1,
-        prefer: ["above-right", "right"], start: mark.t, parent: g });
+        prefer: ["above-right", "right"], start: mark.t });
       continue;
     }
     const ly = y[mark.lane];
@@ -422,7 +424,7 @@ export function drawScene(svg, scene, options = {}) {
     }
     if (r) obstacles.push([mx - r - 1, ly - r - 1, mx + r + 1, ly + r + 1]);
     if (lab && words.length && (!o.compact || mark.kind === "outcome" || mark.kind === "crash")) {
-      label({ variants: o.compact ? [words[words.length - 1]] : words, anchor: [mx, ly], radius: r || 3, start: mark.t, parent: g, ...lab });
+      label({ variants: o.compact ? [words[words.length - 1]] : words, anchor: [mx, ly], radius: r || 3, start: mark.t, ...lab });
     }
   }
 
@@ -447,7 +449,7 @@ export function drawScene(svg, scene, options = {}) {
           grow(r, { start: state.start, end: stop });
           title(g, state.label);
           label({ variants: [state.label], anchor: [x(state.start), ly], radius: 8, colour: "#333", priority: 2,
-            prefer: ["above-right", "below-right"], start: state.start, parent: g, rings: 1 });
+            prefer: ["above-right", "below-right"], start: state.start, rings: 1 });
         });
         const ret = record.retention;
         if (ret.end <= t1 && ret.ttl < 10 * Math.max(scene.end, 1)) {
@@ -457,7 +459,7 @@ export function drawScene(svg, scene, options = {}) {
           title(g, ret.label);
           hold(g, ret.start);
           label({ variants: [ret.label], anchor: [(x(ret.start) + x(ret.end)) / 2, top], radius: 2, colour: "#333", priority: 2,
-            prefer: ["above"], start: ret.start, parent: g });
+            prefer: ["above"], start: ret.start });
         }
         if (record.ended) {
           const e = record.ended;
@@ -467,7 +469,7 @@ export function drawScene(svg, scene, options = {}) {
           title(g, e.label);
           hold(g, e.t);
           label({ variants: [e.label], anchor: [x(e.t), ly], radius: 7, colour: e.how === "expired" ? OUTCOME_TEXT.fail : COLOURS.neutralText,
-            weight: "bold", priority: 1, prefer: ["below-right", "above-right", "right"], start: e.t, parent: g });
+            weight: "bold", priority: 1, prefer: ["below-right", "above-right", "right"], start: e.t });
         }
         if (record.again) {
           const g = tagged(el("g", { class: "key-again" }, gMarks), record.event);
@@ -477,7 +479,7 @@ export function drawScene(svg, scene, options = {}) {
           title(g, record.again_label);
           hold(g, record.created);
           label({ variants: [record.again_label], anchor: [ax, ly], radius: 8, colour: OUTCOME_TEXT.fail, weight: "bold", priority: 0,
-            prefer: ["below-left", "above-left", "left", "below-right"], start: record.created, parent: g });
+            prefer: ["below-left", "above-left", "left", "below-right"], start: record.created });
         }
       }
     }
@@ -503,7 +505,7 @@ export function drawScene(svg, scene, options = {}) {
         const red = entry.duplicate || entry.orphan;
         label({ variants: [entry.label, ...(entry.orphan ? [entry.id] : [])], anchor: [ex, ly], radius: 7, weight: "bold",
           colour: red ? OUTCOME_TEXT.fail : entry.kind === "charge" ? "#00466E" : "#8A5A00", priority: 1,
-          prefer: ["above", "above-right", "above-left", "right"], start: entry.t, parent: g });
+          prefer: ["above", "above-right", "above-left", "right"], start: entry.t });
       }
       for (const pair of purchase.pairs) {
         const ly = rows[pair.kind === "charged_twice" ? "charge" : "capture"] + 13;
@@ -512,7 +514,7 @@ export function drawScene(svg, scene, options = {}) {
         title(g, pair.label);
         hold(g, pair.end);
         label({ variants: [pair.label], anchors: [0.5, 0.35, 0.65, 0.2, 0.8].map((f) => [x(pair.start) + (x(pair.end) - x(pair.start)) * f, ly]),
-          radius: 2, colour: OUTCOME_TEXT.fail, weight: "bold", priority: 0, prefer: ["below", "below-right", "below-left"], start: pair.end, parent: g });
+          radius: 2, colour: OUTCOME_TEXT.fail, weight: "bold", priority: 0, prefer: ["below", "below-right", "below-left"], start: pair.end });
       }
     }
   }
@@ -544,7 +546,7 @@ export function drawScene(svg, scene, options = {}) {
           if (span.told && key !== previous) {
             previous = key;
             label({ variants: [span.label], anchor: [x(span.start), ly + offset], radius: 4, colour: span.differs ? OUTCOME_TEXT.fail : "#333",
-              priority: 3, prefer: ["above-right", "below-right", "right"], start: span.start, parent: g, rings: 1 });
+              priority: 3, prefer: ["above-right", "below-right", "right"], start: span.start, rings: 1 });
           }
         });
       }
@@ -569,17 +571,11 @@ export function drawScene(svg, scene, options = {}) {
           const box = boxAt(where, ax, ay, tw, th, rad + 2);
           if (!free(box)) continue;
           placed.push(box);
-          // a message's label is part of the message (a click on it loses the message); every other label lies
-          // above all drawings, faded with the thing it names
-          const inside = req.parent && req.parent.classList.contains("message");
-          const t = el("text", { x: box[0] + 2, y: box[3] - 4 + 0.5, "font-size": req.size, "font-weight": req.weight, fill: req.colour, class: "label" },
-            inside ? req.parent : gLabels);
+          // every label lies above all drawings, faded with the thing it names, and lets a pointer through to what
+          // it names (a click on a message's label is a click on the message)
+          const t = el("text", { x: box[0] + 2, y: box[3] - 4 + 0.5, "font-size": req.size, "font-weight": req.weight, fill: req.colour, class: "label" }, gLabels);
           t.textContent = variant;
-          if (!inside) {
-            hold(t, req.start ?? 0);
-            const event = req.parent ? req.parent.getAttribute("data-trace") : req.event;
-            if (event !== null && event !== undefined) tagged(t, Number(event));
-          }
+          hold(t, req.start ?? 0);
           done = true;
           break;
         }
