@@ -141,7 +141,7 @@ function render(answer, keepTime = false) {
   $("story-text").textContent = answer.story || "";
   $("teaches").textContent = answer.teaches || "";
   $("teaches-box").hidden = !answer.teaches;
-  $("article").textContent = answer.article || "";
+  $("article").replaceChildren(...paragraphs(answer.article || ""));
   $("article-box").hidden = !answer.article;
   $("command").textContent = answer.command || "";
   $("copy").textContent = words.copy;
@@ -165,6 +165,23 @@ function render(answer, keepTime = false) {
   });
   page.drawing.breaks = breakTime(scene);
   player.load(page.drawing, keepTime);
+}
+
+const WIDE = /[\u2E80-\u9FFF\uF900-\uFAFF\uFF00-\uFFEF]/;
+
+/** A passage wrapped in its source file, as paragraphs: a line break inside a paragraph is no space between two
+ * Japanese characters and one space otherwise (as the CLI unwraps the article). */
+function paragraphs(text) {
+  return text.trim().split(/\n\s*\n/).map((block) => {
+    const lines = block.split("\n").map((line) => line.trim()).filter(Boolean);
+    let joined = lines[0] || "";
+    for (const line of lines.slice(1)) {
+      joined += WIDE.test(joined.slice(-1)) && WIDE.test(line[0]) ? line : ` ${line}`;
+    }
+    const p = document.createElement("p");
+    p.textContent = joined;
+    return p;
+  });
 }
 
 function code(text) {
