@@ -3,7 +3,8 @@
 // - Every state is a URL: after each run the address is `?<answer.query>` (plus `lang` when it differs from the
 //   browser's), replaced on the first load and pushed after each change (Back returns to the previous story).
 // - window.idemsim = {ready, state(), messages(), lose(event), crash(handler, point)}: `ready` resolves once the
-//   URL's story is drawn (or its error shown); lose/crash resolve once the re-run is drawn; losing a lost message
+//   URL's story is drawn (a static site's embedded story, drawn before the engine has loaded, counts; or once its
+//   error is shown); lose/crash resolve once the re-run is drawn; losing a lost message
 //   resolves at once and changes nothing. No promise of the page ever rejects and nothing is thrown to the console:
 //   an error (a bad URL, an engine's 400) is one line in #error.
 // - Every word shown comes from the engine's answer or catalogue, or from words.js (the page's own).
@@ -30,6 +31,7 @@ const page = {
   lang: browserLang,
   runs: 0,
   loaded: false,
+  embedded: false, // the picture on screen is the site's embedded story, not yet the engine's run
 };
 
 let words = wordsFor(page.lang);
@@ -119,7 +121,9 @@ async function run(query, { push = true, remember = true } = {}) {
     }
     clearError();
     if (answer.state.lang !== page.lang) await setLanguage(answer.state.lang, false);
-    render(answer);
+    if (page.embedded && sameStory(page.answer, answer)) page.answer = answer; // drawn already: keep the picture
+    else render(answer);
+    page.embedded = false;
     setURL(answer, push);
     if (!page.loaded) {
       page.loaded = true;
@@ -130,6 +134,11 @@ async function run(query, { push = true, remember = true } = {}) {
   } finally {
     if (ticket === page.runs) $("stage").classList.remove("working");
   }
+}
+
+/** Whether two answers tell the same story (the embedded one and the engine's run of its query). */
+function sameStory(a, b) {
+  return Boolean(a && b) && a.query === b.query && JSON.stringify(a.state) === JSON.stringify(b.state);
 }
 
 function render(answer, keepTime = false) {
@@ -542,7 +551,11 @@ async function start() {
   const asked = { ...query, lang: query.lang || page.lang };
   try {
     const first = page.engine.embedded ? await page.engine.embedded(asked) : null;
-    if (first && first.scene && !page.answer) render(first);
+    if (first && first.scene && !page.answer) {
+      render(first);
+      page.embedded = true;
+      drawn(); // the URL's story is on screen: `ready`, though the engine may still be loading
+    }
   } catch (e) {
     /* no embedded story: the engine's run draws the first picture */
   }
@@ -557,7 +570,9 @@ async function start() {
   if (!page.loaded) status("");
 }
 
-const ready = safely(start()).then(() => undefined);
+let drawn;
+const ready = new Promise((resolve) => { drawn = resolve; });
+safely(start()).then(() => drawn());
 
 function copy(value) {
   return value === undefined ? value : JSON.parse(JSON.stringify(value));
