@@ -89,7 +89,6 @@ function setURL(answer, push) {
   const params = new URLSearchParams(answer.query || "");
   const lang = answer.state.lang;
   if (!params.has("lang") && lang !== browserLang) params.set("lang", lang);
-  if (params.get("lang") === browserLang && lang === "en" && browserLang === "en") params.delete("lang");
   // `:`, `@`, `,` and `+` of the fault syntax are kept readable in the address (all are allowed in a query)
   const readable = params.toString().replace(/%3A/gi, ":").replace(/%40/gi, "@").replace(/%2C/gi, ",").replace(/%2B/gi, "%2B");
   const url = `${location.pathname}?${readable}`;
