@@ -27,6 +27,7 @@ import io
 import json
 import math
 import os
+import shlex
 import sys
 from contextlib import contextmanager
 from enum import Enum
@@ -238,11 +239,17 @@ def run(
         draw = mermaid.sequence if format is RunFormat.mermaid else mermaid.state
         print(mermaid.diagrams(draw(r, language) for r in results), end="")
     else:
-        from ..views.terminal import print_run
+        from ..views.terminal import print_run, reproduce_command
 
         console = _console()
         for r in results:
-            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language)
+            command = None
+            if faults is not None:  # the command that reproduces it names the faults it ran with
+                from ..scenario.fault_text import faults_text
+
+                said = shlex.quote(faults_text(r.scenario.faults))
+                command = f"{reproduce_command(r, set_, scenario)} --faults {said}"
+            print_run(console, r, set_, scenario, brief=brief, full=full, lang=language, command=command)
     raise typer.Exit(max(exit_code(r.summary) for r in results))
 
 
@@ -598,6 +605,46 @@ def compare(
 
         print_comparison(_console(), comparison, language)
     raise typer.Exit(comparison.exit_code)
+
+
+@app.command()
+def serve(
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="The port to listen on (0: a free one, "
+                                                                    "printed)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on (default: this machine "
+                                                          "only; 0.0.0.0 lets others on the network in)."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Serve the page on this machine: pick a story, lose a message, crash a handler, in a browser (Ctrl-C
+    stops it; docs/web.md)."""
+    from ..web.server import make_server
+    from ..web.server import serve as serve_page  # (lazy: the server and the engine load when it runs)
+
+    language = _lang(lang)
+    with user_errors():
+        server = make_server(host, port)
+    serve_page(server, language)
+
+
+@app.command()
+def site(
+    directory: str = typer.Argument(..., metavar="DIR", help="The folder to write the static site into (made, or "
+                                                             "an earlier site replaced)."),
+    cache: Optional[str] = typer.Option(None, "--cache", metavar="PATH",
+                                        help="Where downloads are kept (default: $IDEMSIM_CACHE, else "
+                                             "~/.cache/idemsim)."),
+    lang: Optional[Lang] = LANG_OPTION,
+) -> None:
+    """Write the page as a static site (Pyodide and the wheels included) that any static host serves, offline
+    (docs/web.md)."""
+    from pathlib import Path
+
+    from ..web.site import build_site  # (lazy: the site's builder loads when it runs)
+
+    _lang(lang)
+    with user_errors():
+        build_site(Path(directory), Path(cache) if cache is not None else None)
+    print(safe(directory))
 
 
 from .db import app as db_app  # noqa: E402 (light: psycopg is imported only when PostgreSQL is used)
