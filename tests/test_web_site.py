@@ -115,6 +115,15 @@ class TestCache:
         assert fetched(url, target, "sha256", _sha256(data)).read_bytes() == data
         assert sorted(p.name for p in target.parent.iterdir()) == ["thing.whl"]
 
+    def test_a_download_tells_its_bytes_as_they_come(self, tmp_path, source):
+        """``advance`` is told each block's size: they add up to the file's; nothing is told for a cached file."""
+        url, data = source
+        told = []
+        fetched(url, tmp_path / "cache" / "thing.whl", "sha256", _sha256(data), told.append)
+        assert sum(told) == len(data) and all(told)
+        fetched(url, tmp_path / "cache" / "thing.whl", "sha256", _sha256(data), told.append)
+        assert sum(told) == len(data)
+
     def test_a_corrupted_cache_file_is_fetched_again(self, tmp_path, source):
         """A cached file whose hash is not the lock's (changed, cut short) is replaced by a fresh download."""
         url, data = source
@@ -275,9 +284,20 @@ class TestSite:
         assert config["wheels"] == [f"wheels/{entry['file']}" for entry in lock()["wheels"]] + [
             f"wheels/{idemsim_wheel()[0]}"]
         assert sorted(p.name for p in (site / "pyodide").iterdir()) == sorted(lock()["pyodide"]["files"])
+        fetched_files = [site / "pyodide" / name for name in config["fetch"]] + [site / w for w in config["wheels"]]
+        assert {"pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip"} <= set(config["fetch"])
+        assert config["bytes"] == sum(path.stat().st_size for path in fetched_files)
         for entry in lock()["wheels"]:
             assert _sha256((site / "wheels" / entry["file"]).read_bytes()) == entry["sha256"]
         assert (site / "wheels" / idemsim_wheel()[0]).read_bytes() == idemsim_wheel()[1]
+
+    def test_the_cache_holds_the_locked_sizes_and_a_full_cache_needs_no_download(self, site, site_cache):
+        """Each cached file has the lockfile's size (the progress bar's total), and nothing is missing now."""
+        web = cache_dir(site_cache)
+        assert (web / Path(lock()["pyodide"]["url"]).name).stat().st_size == lock()["pyodide"]["size"]
+        for entry in lock()["wheels"]:
+            assert (web / entry["file"]).stat().st_size == entry["size"]
+        assert downloads.missing_bytes(site_cache) == 0
 
     def test_the_pyodide_files_are_the_locked_package_s(self, site, site_cache):
         """Each file of pyodide/ is that file of the npm tarball whose sha512 is the lock's integrity."""
@@ -339,10 +359,13 @@ class TestSite:
         cached = cache_dir(site_cache) / WHEELS["simpy"]["file"]
         cached.write_bytes(b"damaged")
         (site / "stale.txt").write_text("from an older build")
+        assert downloads.missing_bytes(site_cache) == WHEELS["simpy"]["size"]
+        told = []
         try:
-            build_site(site, site_cache)
+            build_site(site, site_cache, progress=lambda done, total: told.append((done, total)))
         except InputError as error:
             _no_network(error)
+        assert told[0] == (0, WHEELS["simpy"]["size"]) and told[-1] == (WHEELS["simpy"]["size"],) * 2
         assert _tree(site) == before
         assert _sha256(cached.read_bytes()) == WHEELS["simpy"]["sha256"]
         assert sorted(p.name for p in site.parent.iterdir()) == ["site"]

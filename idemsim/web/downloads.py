@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..base.errors import InputError, os_reason
 from ..base.readers import label
@@ -67,22 +67,39 @@ def integrity_hex(integrity: str) -> tuple[str, str]:
     return algorithm, base64.b64decode(encoded).hex()
 
 
-def pyodide_tarball(cache: Path | None = None) -> Path:
-    """Pyodide's npm tarball, in the cache and verified (downloaded when missing or not the locked bytes)."""
+Advance = Callable[[int], None]
+"""Told the number of bytes each time a download receives some (for a progress bar)."""
+
+
+def pyodide_pin() -> tuple[str, str, str]:
+    """Pyodide's tarball: its URL, and its hash as (algorithm, hex digest)."""
     entry = lock()["pyodide"]
-    algorithm, expected = integrity_hex(entry["integrity"])
-    return fetched(entry["url"], cache_dir(cache) / Path(entry["url"]).name, algorithm, expected)
+    return (entry["url"], *integrity_hex(entry["integrity"]))
 
 
-def wheel(entry: dict[str, Any], cache: Path | None = None) -> Path:
+def pyodide_tarball(cache: Path | None = None, advance: Advance | None = None) -> Path:
+    """Pyodide's npm tarball, in the cache and verified (downloaded when missing or not the locked bytes)."""
+    url, algorithm, expected = pyodide_pin()
+    return fetched(url, cache_dir(cache) / Path(url).name, algorithm, expected, advance)
+
+
+def wheel(entry: dict[str, Any], cache: Path | None = None, advance: Advance | None = None) -> Path:
     """A locked wheel (an entry of the lockfile's ``wheels``), in the cache and verified."""
-    return fetched(entry["url"], cache_dir(cache) / entry["file"], "sha256", entry["sha256"])
+    return fetched(entry["url"], cache_dir(cache) / entry["file"], "sha256", entry["sha256"], advance)
 
 
-def fetched(url: str, path: Path, algorithm: str, expected: str) -> Path:
+def missing_bytes(cache: Path | None = None) -> int:
+    """How many bytes a build must download: the lockfile's sizes of the files not in the cache as locked."""
+    url, algorithm, expected = pyodide_pin()
+    pins = [(cache_dir(cache) / Path(url).name, algorithm, expected, lock()["pyodide"]["size"])]
+    pins += [(cache_dir(cache) / entry["file"], "sha256", entry["sha256"], entry["size"]) for entry in lock()["wheels"]]
+    return sum(size for path, algorithm, expected, size in pins if not _verified(path, algorithm, expected))
+
+
+def fetched(url: str, path: Path, algorithm: str, expected: str, advance: Advance | None = None) -> Path:
     """``path``, holding the bytes of ``url`` whose ``algorithm`` digest is ``expected``: the file already
-    there when it matches, else a fresh download (which must match)."""
-    if path.is_file() and digest(path, algorithm) == expected:
+    there when it matches, else a fresh download (which must match); ``advance`` is told of each block."""
+    if _verified(path, algorithm, expected):
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +108,7 @@ def fetched(url: str, path: Path, algorithm: str, expected: str) -> Path:
         raise InputError("err.cannot_write", file=label(str(path.parent)), reason=os_reason(error)) from None
     try:
         with os.fdopen(fd, "wb") as out:
-            got = _download(url, out, algorithm)
+            got = _download(url, out, algorithm, advance or (lambda count: None))
         if got != expected:
             raise InputError("err.site.hash", url=url, algorithm=algorithm, got=got, expected=expected)
         os.chmod(temporary, 0o644)
@@ -104,7 +121,15 @@ def fetched(url: str, path: Path, algorithm: str, expected: str) -> Path:
     return path
 
 
-def _download(url: str, out, algorithm: str) -> str:
+def _verified(path: Path, algorithm: str, expected: str) -> bool:
+    """Whether ``path`` is a file with the expected digest."""
+    try:
+        return path.is_file() and digest(path, algorithm) == expected
+    except OSError:
+        return False
+
+
+def _download(url: str, out, algorithm: str, advance: Advance) -> str:
     """Copy ``url``'s body into ``out``; its hex digest. A failure of the network is one `InputError` naming
     the URL; a failure to write ``out`` is the `OSError` itself."""
     hasher = hashlib.new(algorithm)
@@ -113,6 +138,7 @@ def _download(url: str, out, algorithm: str) -> str:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
             while block := response.read(_CHUNK):
                 hasher.update(block)
+                advance(len(block))
                 try:
                     out.write(block)
                 except OSError as error:

@@ -1,7 +1,8 @@
 """``idemsim site DIR``: the static site that runs idemsim in the browser (Pyodide in a Web Worker).
 
-`build_site` writes into DIR: the page (every file of idemsim/web/page), ``engine.json`` (which engine: Pyodide,
-where it is, the wheels), ``pyodide/`` (the files of the npm package ``pyodide`` the page loads), ``wheels/``
+`build_site` writes into DIR: the page (every file of idemsim/web/page), ``engine.json`` (which engine: Pyodide;
+where it is, ``pyodide/``; the site's lockfile, the wheels, the files of Pyodide the worker fetches and the bytes
+of all these, for the progress bar), ``pyodide/`` (the files of the npm package ``pyodide`` the page loads), ``wheels/``
 (simpy, pydantic, the pydantic-core built for Pyodide and their dependencies, idemsim's own wheel made from the
 installed package, and ``pyodide-lock.json``: Pyodide's lockfile naming exactly these wheels with their sha256,
 so the worker installs them by name, checked, and from nowhere else), ``catalog.en.json`` and
@@ -28,14 +29,14 @@ import stat
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from ..base.errors import InputError, Message, os_reason
 from ..base.i18n import LANGS
 from ..base.readers import label
 from ..scenario.schema import builtin_names
 from . import engine
-from .downloads import lock, pyodide_tarball, wheel
+from .downloads import Advance, lock, missing_bytes, pyodide_tarball, wheel
 from .wheel import idemsim_wheel
 
 PAGE = Path(__file__).with_name("page")
@@ -45,9 +46,12 @@ MARKER = "engine.json"
 """The file that makes a directory a site (a directory holding it may be replaced by a new build)."""
 
 
-def build_site(directory: Path, cache: Path | None = None) -> Path:
+def build_site(directory: Path, cache: Path | None = None, *,
+               progress: Callable[[int, int], None] | None = None) -> Path:
     """Write the static site into ``directory`` (see the module's guarantees); third-party files come from
-    ``cache`` (default ``$IDEMSIM_CACHE`` or ``~/.cache/idemsim``). Returns the site's directory."""
+    ``cache`` (default ``$IDEMSIM_CACHE`` or ``~/.cache/idemsim``). ``progress(done, total)`` is told the bytes
+    downloaded so far and the bytes to download (nothing when the cache holds everything). Returns the site's
+    directory."""
     shown = label(str(directory))
     try:
         directory = Path(os.path.abspath(directory))  # "." and "a/.." by what they are, for the renames
@@ -60,7 +64,7 @@ def build_site(directory: Path, cache: Path | None = None) -> Path:
     except OSError as error:
         raise InputError("err.cannot_write", file=shown, reason=os_reason(error)) from None
     try:
-        _write_site(building, cache)
+        _write_site(building, cache, _advance(progress, missing_bytes(cache) if progress is not None else 0))
         os.chmod(building, 0o755)
         _replace(building, directory, shown)
     except OSError as error:
@@ -112,17 +116,34 @@ def _replace(built: Path, directory: Path, shown: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_site(site: Path, cache: Path | None) -> None:
+def _advance(progress: Callable[[int, int], None] | None, total: int) -> Advance | None:
+    """A download's `Advance` that tells ``progress`` the bytes received by all downloads, out of ``total``."""
+    if progress is None or total == 0:
+        return None
+    done = [0]
+    progress(0, total)
+
+    def advance(count: int) -> None:
+        done[0] += count
+        progress(done[0], max(total, done[0]))
+
+    return advance
+
+
+def _write_site(site: Path, cache: Path | None, advance: Advance | None) -> None:
     """Every file of the site, into the new directory ``site``."""
     for path in sorted(PAGE.rglob("*")):
         relative = path.relative_to(PAGE)
         if path.is_file() and not any(part == "__pycache__" or part.startswith(".") for part in relative.parts):
             (site / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, site / relative)
-    packaged = _pyodide(site / "pyodide", cache)
-    wheels = _wheels(site / "wheels", cache, packaged)
+    packaged = _pyodide(site / "pyodide", cache, advance)
+    wheels = _wheels(site / "wheels", cache, packaged, advance)
+    fetch = [name for name in lock()["pyodide"]["files"] if name != "package.json"]
+    size = sum((site / "pyodide" / name).stat().st_size for name in fetch)
+    size += sum((site / "wheels" / name).stat().st_size for name in wheels)
     _write_json(site / MARKER, {"engine": "pyodide", "pyodide": "pyodide/", "lock": "wheels/pyodide-lock.json",
-                                "wheels": [f"wheels/{name}" for name in wheels]})
+                                "wheels": [f"wheels/{name}" for name in wheels], "fetch": fetch, "bytes": size})
     for lang in LANGS:
         _write_json(site / f"catalog.{lang}.json", engine.catalog(lang))
     for name in builtin_names():
@@ -130,11 +151,11 @@ def _write_site(site: Path, cache: Path | None) -> None:
             _write_json(site / "stories" / f"{name}.{lang}.json", engine.answer({"scenario": name, "lang": lang}))
 
 
-def _pyodide(target: Path, cache: Path | None) -> dict[str, Any]:
+def _pyodide(target: Path, cache: Path | None, advance: Advance | None) -> dict[str, Any]:
     """Copy the lockfile's files of Pyodide's npm package into ``target``; the package's own lockfile (read for
     its ``info``: the Python and ABI the wheels are built for; the site has its own lockfile, in wheels/)."""
     target.mkdir()
-    with tarfile.open(pyodide_tarball(cache), "r:gz") as tarball:
+    with tarfile.open(pyodide_tarball(cache, advance), "r:gz") as tarball:
         for name in lock()["pyodide"]["files"]:
             with _member(tarball, name) as source, open(target / name, "wb") as out:
                 shutil.copyfileobj(source, out)
@@ -151,13 +172,13 @@ def _member(tarball: tarfile.TarFile, name: str) -> IO[bytes]:
     return source
 
 
-def _wheels(target: Path, cache: Path | None, packaged: dict[str, Any]) -> list[str]:
+def _wheels(target: Path, cache: Path | None, packaged: dict[str, Any], advance: Advance | None) -> list[str]:
     """Copy the locked wheels and write idemsim's own into ``target``, with the lockfile Pyodide installs them
     by; their file names, in the order they are installed (each after what it depends on, idemsim last)."""
     target.mkdir()
     entries = []
     for entry in lock()["wheels"]:
-        shutil.copyfile(wheel(entry, cache), target / entry["file"])
+        shutil.copyfile(wheel(entry, cache, advance), target / entry["file"])
         entries.append(entry)
     name, data = idemsim_wheel()
     (target / name).write_bytes(data)

@@ -14,8 +14,8 @@
 // api/run?QUERY, api/compare?QUERY, api/catalog?lang=L) or {"engine": "pyodide", …} (a static site from
 // `idemsim site DIR`: worker.js runs the engine; connect resolves at once and the calls wait for the worker,
 // while catalog() and embedded() answer from files of the site). onProgress(fraction, words, stage) reports
-// the loading: fraction 0..1, words in English, stage "python" | "packages" | "idemsim" | "warm" | "ready" |
-// "failed" (for a page that says it in its own language); on `serve` it is called once, with 1.
+// the loading: fraction 0..1, words in English, stage "download" | "python" | "packages" | "idemsim" | "warm" |
+// "ready" | "failed" (for a page that says it in its own language); on `serve` it is called once, with 1.
 
 const here = new URL(".", import.meta.url);
 
@@ -120,7 +120,9 @@ function pyodideEngine(onProgress) {
     run: (query) => ask("/api/run", query),
     compare: (query) => ask("/api/compare", query),
     embedded: async (query) => {
-      const given = Object.entries(query || {}).filter(([, value]) => value !== undefined && value !== null);
+      // As the engine reads a query: an empty value is absent, but for faults (empty: no faults, not the story's).
+      const given = Object.entries(query || {}).filter(([name, value]) => value !== undefined && value !== null
+        && (value !== "" || name === "faults"));
       if (given.some(([name]) => name !== "scenario" && name !== "lang")) return null;
       const {scenario = "lost-response", lang = "en"} = Object.fromEntries(given);
       if (!STORY_NAME.test(scenario) || !LANG_NAME.test(lang)) return null;

@@ -7,8 +7,9 @@
 // the site's wheels/ directory, so Pyodide's CDN is never asked. The page never freezes: all Python runs here.
 //
 // Messages in:  {id, path, query}   path "/api/catalog" | "/api/run" | "/api/compare"; query: {name: string}
-// Messages out: {progress: fraction 0..1, stage, words}   while loading (stage: "python", "packages",
-//                                                          "idemsim", "warm", "ready"; words: English)
+// Messages out: {progress: fraction 0..1, stage, words}   while loading (stage: "download", "python",
+//                                                          "packages", "idemsim", "warm", "ready", or
+//                                                          "failed"; words: English)
 //               {id, status, body}   the engine's answer: status 200 and its JSON, 400 and {error: line};
 //                                    500 and {error: line} when the engine could not start or failed
 // Requests sent before the engine is ready wait for it.
@@ -26,14 +27,33 @@ function oneLine(error) {
 }
 
 async function start() {
-  progress(0, "python", "Loading the engine's settings");
+  progress(0, "download", "Downloading Python and idemsim");
   const answer = await fetch(new URL("engine.json", here));
   if (!answer.ok) throw new Error(`engine.json: HTTP ${answer.status}`);
   const config = await answer.json();
   const indexURL = new URL(config.pyodide, here).href;
   const lockFileURL = new URL(config.lock, here).href;
   const packageBaseUrl = new URL(".", lockFileURL).href;
-  progress(0.05, "python", "Loading Python (Pyodide)");
+  // The downloads first, all at once, counted against engine.json's "bytes", so that the bar moves while a slow
+  // network brings the 16 MB; Pyodide's own requests for the same files then come from the browser's cache.
+  const files = [...config.fetch.map((name) => new URL(name, indexURL).href),
+    ...config.wheels.map((name) => new URL(name, here).href)];
+  let received = 0;
+  let shown = 0;
+  await Promise.all(files.map(async (url) => {
+    const answer = await fetch(url);
+    if (!answer.ok) throw new Error(`${url}: HTTP ${answer.status}`);
+    const reader = answer.body.getReader();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      received += chunk.value.length;
+      const fraction = 0.05 + 0.45 * Math.min(1, received / config.bytes);
+      if (fraction - shown >= 0.01) {
+        shown = fraction;
+        progress(fraction, "download", "Downloading Python and idemsim");
+      }
+    }
+  }));
+  progress(0.5, "python", "Starting Python (Pyodide)");
   const {loadPyodide} = await import(new URL("pyodide.mjs", indexURL).href);
   const pyodide = await loadPyodide({indexURL, lockFileURL, packageBaseUrl, stdout: () => {}, stderr: () => {}});
   progress(0.6, "packages", "Installing simpy, pydantic and idemsim");
