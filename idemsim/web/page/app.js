@@ -548,8 +548,18 @@ async function start() {
     return;
   }
   const asked = { ...query, lang: query.lang || page.lang };
+  const catalog = page.engine.catalog(page.lang).then((c) => {
+    page.catalog = c;
+    words = wordsFor(page.lang, c.ui);
+    applyWords();
+    fillPickers();
+  }, showError);
+  const running = run(asked, { push: false, remember: false });
   try {
-    const first = page.engine.embedded ? await page.engine.embedded(asked) : null;
+    // meanwhile the site's embedded story, for a scenario the catalogue has (the page asks for no file it lacks)
+    await catalog;
+    const known = Boolean(scenarioOf(asked.scenario || "lost-response"));
+    const first = known && page.engine.embedded && !page.answer ? await page.engine.embedded(asked) : null;
     if (first && first.scene && !page.answer) {
       render(first);
       page.embedded = true;
@@ -558,14 +568,7 @@ async function start() {
   } catch (e) {
     /* no embedded story: the engine's run draws the first picture */
   }
-  const catalog = page.engine.catalog(page.lang).then((c) => {
-    page.catalog = c;
-    words = wordsFor(page.lang, c.ui);
-    applyWords();
-    fillPickers();
-  }, showError);
-  await run(asked, { push: false, remember: false });
-  await catalog;
+  await running;
   if (!page.loaded) status("");
 }
 

@@ -12,7 +12,7 @@
 //   reddish purple (Jepsen's info) for unknown. Labels never overlap each other or a mark: a label that fits
 //   nowhere is shortened or left out (its words stay in the element's tooltip).
 
-const SVG = "http://www.w3.org/2000/svg";
+let SVG = null; // the SVG namespace, read from the <svg> drawn into (the page names no address, not even this one)
 
 export const COLOURS = {
   black: "#000000", orange: "#E69F00", sky: "#56B4E9", green: "#009E73", yellow: "#F0E442",
@@ -115,6 +115,7 @@ export function drawScene(svg, scene, options = {}) {
   const axisY = depth + (o.compact ? 16 : 26);
   const height = axisY + (o.compact ? 18 : 40);
 
+  SVG = svg.namespaceURI;
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("font-family", FONT);
