@@ -3,8 +3,9 @@
 // - Every state is a URL: after each run the address is `?<answer.query>` (plus `lang` when it differs from the
 //   browser's), replaced on the first load and pushed after each change (Back returns to the previous story).
 // - window.idemsim = {ready, state(), messages(), lose(event), crash(handler, point)}: `ready` resolves once the
-//   URL's story is drawn (a static site's embedded story, drawn before the engine has loaded, counts; or once its
-//   error is shown); lose/crash resolve once the re-run is drawn; losing a lost message
+//   URL's story is drawn by the engine (a static site's embedded story is drawn at once, but `ready` waits for
+//   the engine's run of it, so that a click is answered at once; navigating away while Pyodide was still loading
+//   crashed headless Chromium's tab in the browser tests), or once its error is shown; lose/crash resolve once the re-run is drawn; losing a lost message
 //   resolves at once and changes nothing. No promise of the page ever rejects and nothing is thrown to the console:
 //   an error (a bad URL, an engine's 400) is one line in #error.
 // - Every word shown comes from the engine's answer or catalogue, or from words.js (the page's own).
@@ -562,8 +563,7 @@ async function start() {
     const first = known && page.engine.embedded && !page.answer ? await page.engine.embedded(asked) : null;
     if (first && first.scene && !page.answer) {
       render(first);
-      page.embedded = true;
-      drawn(); // the URL's story is on screen: `ready`, though the engine may still be loading
+      page.embedded = true; // (`ready` waits for the engine: see the guarantees above)
     }
   } catch (e) {
     /* no embedded story: the engine's run draws the first picture */
