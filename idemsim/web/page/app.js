@@ -159,6 +159,8 @@ function render(answer, keepTime = false) {
   $("story-verdict").textContent = fill(words.story_line, { check: scene.verdicts.story });
   syncPickers();
   closeCrashMenu();
+  const focused = document.activeElement && document.activeElement.closest ? document.activeElement.closest("#scene [data-event], #scene [data-lane]") : null;
+  const again = focused ? (focused.hasAttribute("data-event") ? `[data-event="${focused.dataset.event}"]` : `[data-lane="${focused.dataset.lane}"]`) : null;
   page.drawing = drawScene($("scene"), scene, {
     width: stageWidth(),
     fit: Math.max(320, window.innerHeight - $("stage").getBoundingClientRect().top - window.scrollY - 100),
@@ -174,6 +176,10 @@ function render(answer, keepTime = false) {
   });
   page.drawing.breaks = breakTime(scene);
   player.load(page.drawing, keepTime);
+  if (again) { // keyboard focus stays on the thing it was on (the message just lost, the handler just crashed)
+    const node = $("scene").querySelector(again);
+    if (node && node.hasAttribute("tabindex")) node.focus(); else $("play").focus();
+  }
 }
 
 const WIDE = /[\u2E80-\u9FFF\uF900-\uFAFF\uFF00-\uFFEF]/;
@@ -330,7 +336,7 @@ function openCrashMenu(lane, anchor) {
     b.dataset.point = point;
     b.textContent = words[`crash_at.${point}`] || point;
     b.title = h.crash[point];
-    b.addEventListener("click", () => { closeCrashMenu(); safely(crash(lane, point)); });
+    b.addEventListener("click", () => { closeCrashMenu(); anchor.focus(); safely(crash(lane, point)); });
     menu.append(b);
   }
   const close = document.createElement("button");
