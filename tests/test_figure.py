@@ -156,6 +156,36 @@ class TestComparisonFigure:
         swatches = [(line.get_color(), line.get_marker()) for line in fig.artists if isinstance(line, Line2D)]
         assert swatches == [(design_style(d).colour, design_style(d).marker) for d in ("naive", "same-tx")]
 
+    def test_what_one_design_does_and_most_others_do_not_is_haloed_and_said_in_the_legend(self):
+        """lost-response under six designs: naive's second charge row, its second capture and the answer it sends
+        without replaying, and the ROLLBACK of check-then-insert and recovery-points (two of six), are what
+        `differences` finds; same-tx, which does what most do, has nothing haloed. The legend says what a halo is."""
+        from idemsim.views.scene import scene
+
+        designs = ("naive", "check-then-insert", "same-tx", "committed-first", "split-tx", "recovery-points")
+        runs = [story_run("lost-response", None, d) for d in designs]
+        scenes = [scene(run, "en") for run in runs]
+        found = figure.differences(scenes)
+
+        def said(drawn, where):
+            kind, event, what = where
+            things = {"mark": drawn.marks, "message": drawn.messages, "span": drawn.spans}[kind]
+            thing = next(x for x in things if x.event == event and x.kind == what)
+            return (kind, thing.kind, getattr(thing, "status", None))
+
+        assert sorted(said(scenes[0], w) for w in found[0]) == [
+            ("mark", "capture", None), ("mark", "charge", None), ("message", "processor.answer", None),
+            ("message", "response", 201)]
+        assert [sorted(said(d, w) for w in f) for d, f in zip(scenes[1:], found[1:])] == [
+            [("span", "transaction", None)], [], [], [], [("span", "transaction", None)]]
+        fig = figure.comparison_figure(runs)
+        assert "not in most other designs" in [t.get_text() for t in fig.legends[0].texts]
+        two = figure.comparison_figure(runs[:3:2], "ja")
+        assert "もう一方の設計にはない" in [t.get_text() for t in two.legends[0].texts]
+
+    def test_one_design_alone_has_nothing_haloed(self):
+        assert figure.differences([figure.make_scene(story_run("lost-response", None, "naive"), "en")]) == [set()]
+
     @pytest.mark.slow
     @pytest.mark.parametrize("name", builtin_names())
     def test_compare_plot_fits_two_screens(self, name, tmp_path):

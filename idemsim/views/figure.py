@@ -73,6 +73,9 @@ GREY_TEXT = "#666666"
 """The client's ``ok`` (and everything else green) on a run whose design broke a property: nothing is green there
 (`idemsim.views.verdicts.green`)."""
 OUTCOME_MARKER = {"ok": "o", "fail": "s", "info": "D"}
+HALO = YELLOW
+HALO_ALPHA = 0.7
+"""A compare panel's halo behind what its design does and most others do not."""
 KEY_COLOR = {"in_progress": "#F3D7A6", "done": "#B9DDF2"}
 """The key record's states: in_progress light orange (hatched), done light sky."""
 BELIEF_COLOR = {"paid": NEUTRAL, "not_paid": "#D9D9D9", "unknown": PURPLE}
@@ -91,7 +94,7 @@ MIN_PITCH = 0.46
 """Inches between two lanes of a run's figure, at least: two rows of labels fit between them."""
 COMPARE_PITCH = 0.32
 """Inches between two lanes of a comparison's panel: the same in every panel of one comparison."""
-MIN_COMPARE_PITCH = 0.22
+MIN_COMPARE_PITCH = 0.21
 """The pitch a comparison of many panels shrinks to, at most, to stay within `COMPARE_MAX_HEIGHT`."""
 COMPARE_MARGIN = 0.55
 """Space above the top lane and below the bottom one of a comparison's panel, in lanes."""
@@ -154,7 +157,9 @@ def comparison_figure(runs, lang: str | None = None):
     the key, ledger and belief rows of a run's figure), every lane at one pitch in every panel. Its title is the
     design's swatch (`idemsim.views.styles.design_style`), its name and its verdict, red with a red frame when
     the design broke a property; and its own time scale, said in the title (``time 0–11.0 s``), so that one slow
-    panel does not squeeze the others. Many designs go in two columns."""
+    panel does not squeeze the others. Many designs go in two columns. What one design does and most others do
+    not (`differences`: a second charge row, a capture, an answer's status, a rollback, a wait …) is haloed in
+    yellow, and the legend says so."""
     lang = language(lang)
     runs = list(runs)
     if not runs:
@@ -163,7 +168,11 @@ def comparison_figure(runs, lang: str | None = None):
     diagrams = [_without_tracks(make_scene(run, lang)) for run in runs]
     names = [[lane.name for lane in d.lanes] for d in diagrams]
     left = canvas.left_margin([n for lanes in names for n in lanes])
+    differs = differences(diagrams)
     legend = _legend_keys(diagrams)
+    if any(differs):  # (beside the second charge or capture: the legend's columns stay as wide)
+        at = next((legend.index(key) + 1 for key in ("duplicate", "capture", "charge") if key in legend), len(legend))
+        legend.insert(at, "differs_two" if len(diagrams) == 2 else "differs")
     top = 0.5
     below = canvas.legend_height(legend) + 0.2
     heads = {}
@@ -216,7 +225,7 @@ def comparison_figure(runs, lang: str | None = None):
             canvas.frame(x0 - 0.12, bottom - TICKS + 0.02, column + 0.14, head_height + axes_heights[i] + TICKS - 0.02)
         ax = canvas.axes(x0 + left - 0.35, bottom, column - left + 0.25, axes_heights[i])
         xlim = _time_limits(diagram.end)
-        panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds, margin=COMPARE_MARGIN)
+        panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds, margin=COMPARE_MARGIN, differs=differs[i])
         panel.draw()
         canvas.time_axis(ax, xlim, labelled=False, numbered=True, bins=12 // columns)
         panels.append(panel)
@@ -224,6 +233,59 @@ def comparison_figure(runs, lang: str | None = None):
     for panel in panels:
         panel.place_labels()
     return canvas.figure
+
+
+_STEPS = frozenset({"charge", "capture", "crash", "died", "restart", "timeout", "refused", "give_up", "finish",
+                    "release", "outcome"})
+"""The marks `differences` compares between designs (statements are the design itself: never compared)."""
+
+
+def _step(kind: str, thing) -> tuple | None:
+    """What a mark, message or span does, as `differences` compares it between designs (None: not compared)."""
+    info = thing.info
+    if kind == "mark":
+        if thing.kind not in _STEPS or thing.kind == "charge" and not info.get("committed"):
+            return None
+        return (thing.kind, info.get("outcome"), info.get("status")) if thing.kind == "outcome" else (thing.kind,)
+    if kind == "message":
+        if thing.arrived is None:
+            return ("lost", thing.kind)
+        if thing.kind == "response":
+            return ("response", thing.status, bool(info.get("replay")), bool(info.get("ignored")))
+        if thing.kind in ("dropped", "processor.answer"):
+            return (thing.kind, thing.status, info.get("outcome"))
+        return None
+    if thing.kind == "transaction" and info.get("end") == "rollback":
+        return ("rollback",)
+    return (thing.kind,) if thing.kind in ("wait", "down") else None
+
+
+def differences(scenes: list[Scene]) -> list[set[tuple[str, int, str]]]:
+    """For each scene of a comparison, what it does and most of the others do not: each step (`_step`: a
+    committed charge row, a capture, a crash, an answer with its status, a rollback, a wait …) counted by its
+    kind and its occurrence (a second charge row is not a first), kept when fewer than half of the scenes have
+    it (of two, when the other lacks it); as ("mark" | "message" | "span", its event, its kind)."""
+    counted: list[dict[tuple, tuple[str, int, str]]] = []
+    for drawn in scenes:
+        seen: dict[tuple, int] = {}
+        steps: dict[tuple, tuple[str, int, str]] = {}
+        things = [("mark", m) for m in drawn.marks] + [("message", m) for m in drawn.messages] + \
+                 [("span", s) for s in drawn.spans]
+        for kind, thing in sorted(things, key=lambda item: (getattr(item[1], "t", None) or getattr(
+                item[1], "sent", None) or getattr(item[1], "start", 0.0), item[1].event)):
+            step = _step(kind, thing)
+            if step is None:
+                continue
+            seen[step] = seen.get(step, 0) + 1
+            steps[(*step, seen[step])] = (kind, thing.event, thing.kind)
+        counted.append(steps)
+    n = len(scenes)
+    having: dict[tuple, int] = {}
+    for steps in counted:
+        for step in steps:
+            having[step] = having.get(step, 0) + 1
+    rare = (lambda k: k < n) if n <= 2 else (lambda k: 2 * k < n)
+    return [{where for step, where in steps.items() if rare(having[step])} if n > 1 else set() for steps in counted]
 
 
 def check_path(path) -> None:
@@ -601,6 +663,8 @@ def _legend_handle(key: str, holds: bool = True):
         return Patch(facecolor=KEY_COLOR["done"], edgecolor="#555555")
     if key == "duplicate":
         return Line2D([], [], lw=0, marker="s", markersize=9, color=VERMILLION, markeredgecolor=BLACK)
+    if key in ("differs", "differs_two"):
+        return Line2D([], [], lw=0, marker="o", markersize=16, color=HALO, alpha=HALO_ALPHA, markeredgecolor="none")
     if key == "belief_wrong":
         return Patch(facecolor=VERMILLION, alpha=0.7, edgecolor="none")
     return Line2D([], [], lw=0, marker=OUTCOME_MARKER[key], markersize=9,
@@ -665,6 +729,8 @@ class _Panel:
     obstacles: list[placement.Box] = field(default_factory=list)
     arrows: list[placement.Segment] = field(default_factory=list)
     _vertical: list[tuple[float, float, float, float]] = field(default_factory=list)
+    differs: set[tuple[str, int, str]] = field(default_factory=set)
+    """What this panel's design does and most others do not (`differences`): haloed."""
 
     def __post_init__(self) -> None:
         self.y, self.depth = _lane_positions(self.diagram)
@@ -722,13 +788,22 @@ class _Panel:
             ax.axhline(self.y[lane.id], color=LANE if lane.role not in _TRACKS else "#E6E6E6", lw=1.0, zorder=1)
         for span in self.diagram.spans:
             self.draw_span(span)
+            if ("span", span.event, span.kind) in self.differs and span.lane in self.y:
+                self.halo(span.end, self.y[span.lane])
         for message in sorted(self.diagram.messages, key=lambda m: (m.sent, m.end)):
             self.draw_message(message)
         for mark in self.diagram.marks:
             self.draw_mark(mark)
+            if ("mark", mark.event, mark.kind) in self.differs and mark.lane in self.y:
+                self.halo(mark.t, self.y[mark.lane])
         self.draw_keys()
         self.draw_ledger()
         self.draw_beliefs()
+
+    def halo(self, t: float, y: float, transform=None) -> None:
+        """A yellow disc behind a step most other designs do not take."""
+        self.ax.plot([t], [y], marker="o", markersize=20, ls="none", color=HALO, alpha=HALO_ALPHA,
+                     markeredgecolor="none", zorder=1.8, transform=transform or self.ax.transData)
 
     def band(self, start: float, end: float, y: float, half: float, **style) -> None:
         from matplotlib.patches import Rectangle
@@ -800,6 +875,9 @@ class _Panel:
         if m.info.get("ignored"):
             color = GREY
         transform = self.shifted(nudge)
+        if ("message", m.event, m.kind) in self.differs:
+            self.ax.plot([m.sent, end], [y0, y_end], color=HALO, alpha=HALO_ALPHA, lw=8, solid_capstyle="round",
+                         transform=transform, zorder=1.8)
         if lost:
             self.ax.plot([m.sent, end], [y0, y_end], color=GREY, lw=1.4, ls=(0, (4, 2)), transform=transform,
                          zorder=4)
