@@ -35,11 +35,9 @@ from ..base.errors import InputError, Message
 from ..base.i18n import language, text
 from ..base.output import check_output, write_output, writes_through
 from . import placement
-from .names import party_name
 from .scene import Scene, status_words
 from .scene import scene as make_scene
 from .styles import design_style
-from .verdicts import design_words, green, problems, short_story_words
 
 WIDTH = 12.8
 """Inches; at `DPI`, 1280 pixels."""
@@ -123,8 +121,8 @@ def run_figure(run, lang: str | None = None, *, captioned: bool = True):
     lanes = [lane.name for lane in diagram.lanes]
     left = canvas.left_margin(lanes)
     width = WIDTH - left - 0.3
-    verdict = canvas.flow(_verdict_items(run, lang), width + left - 0.35) if captioned else []
-    holds = green(run.summary.design_verdict)
+    verdict = canvas.flow(_verdict_items(run, diagram, lang), width + left - 0.35) if captioned else []
+    holds = diagram.verdicts.holds
     legend = _legend_keys([diagram])
     legend_height = canvas.legend_height(legend)
     below = 0.62 + len(verdict) * 0.3 + legend_height + 0.12
@@ -213,7 +211,7 @@ def comparison_figure(runs, lang: str | None = None):
         if col == 0 and row:
             row_top -= rows[row - 1] + PANEL_GAP
         x0 = 0.35 + col * (column + PANEL_GAP)
-        holds = green(run.summary.design_verdict)
+        holds = diagram.verdicts.holds
         head_height = len(lines[i]) * HEAD_LINE + 0.1
         y = row_top - 0.05
         for line in lines[i]:
@@ -375,57 +373,55 @@ def _status(status, lang: str) -> str:
     return status_words(status, lang)
 
 
-def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
-    """(text, colour, weight) of the verdict: charges, captures, what each client saw, then the two verdicts: the
-    design's (green only when it holds; what went wrong, in red, when it broke) and the story's check (neutral).
-    On a broken run an ``ok`` is neutral too."""
+def _verdict_items(run, scene: Scene, lang: str) -> list[tuple[str, str, str]]:
+    """(text, colour, weight) of the verdict: charges, captures, what each client saw (the scene's endings), then
+    the two verdicts (the scene's words): the design's (green only when it holds; what went wrong, in red, when it
+    broke) and the story's check (neutral). On a broken run an ``ok`` is neutral too."""
     s = run.summary
-    design = s.design_verdict
-    outcome_text = _outcome_palette(OUTCOME_TEXT, NEUTRAL_TEXT, green(design))
+    verdicts = scene.verdicts
+    outcome_text = _outcome_palette(OUTCOME_TEXT, NEUTRAL_TEXT, verdicts.holds)
     items = [(text("money.charges", lang, n=s.charges), "#000000", "normal"),
              (text("money.captures", lang, n=s.captures), "#000000", "normal")]
-    several = len(s.operations) > 1 and len({op["client"] for op in s.operations}) < len(s.operations)
-    for op in s.operations:
-        seen = text("list.sep", lang).join(_status(x, lang) for x in op["seen"]) or text("verdict.nothing", lang)
-        outcome = text(f"outcome.{op['outcome']}", lang)
-        if op["status"] is not None:
-            outcome += f" {op['status']}"
-        client = party_name(op["client"], lang)
+    endings = scene.endings
+    several = len(endings) > 1 and len({e.client for e in endings}) < len(endings)
+    for ending in endings:
+        seen = text("list.sep", lang).join(_status(x, lang) for x in ending.seen) or text("verdict.nothing", lang)
+        outcome = text(f"outcome.{ending.outcome}", lang)
+        if ending.status is not None:
+            outcome += f" {ending.status}"
         message = "verdict.seen_op" if several else "verdict.seen"
-        items.append((text(message, lang, op=op["op"], client=client, seen=seen, outcome=outcome),
-                      outcome_text[op["outcome"]], "normal"))
+        items.append((text(message, lang, op=ending.op, client=ending.name, seen=seen, outcome=outcome),
+                      outcome_text[ending.outcome], "normal"))
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         items.append((text("verdict.balance", lang, n=s.balance), "#000000", "normal"))
-    if green(design):
-        items.append((text("design.line", lang, verdict=design_words(design, s.violations, lang)), OUTCOME_TEXT["ok"],
-                       "bold"))
+    if verdicts.holds:
+        items.append((text("design.line", lang, verdict=verdicts.design), OUTCOME_TEXT["ok"], "bold"))
     else:  # one item a problem, so that the line breaks between them
-        said = problems(s.violations, lang)
+        said = verdicts.problems
         sep = text("problem.sep", lang).rstrip()
         for i, problem in enumerate(said):
             words = text("design.line", lang, verdict=text("design.broken", lang, problems=problem)) if i == 0 \
                 else problem
             items.append((words + (sep if i < len(said) - 1 else ""), OUTCOME_TEXT["fail"], "bold"))
-    items.append((text("story.line", lang, check=short_story_words(s.story_check, lang)), BLACK, "normal"))
+    items.append((text("story.line", lang, check=verdicts.story), BLACK, "normal"))
     return items
 
 
 def _panel_head(run, first, scene: Scene, lang: str) -> list[tuple[str, str, str]]:
     """(text, colour, weight) of a comparison panel's title: the design (and its variant), its verdict (green
     ``holds``, or red ``broken — `` and what went wrong, the design's name red too), the story's check, and the
-    panel's own time scale."""
-    s = run.summary
-    holds = green(s.design_verdict)
+    panel's own time scale (the scene's words)."""
+    holds = scene.verdicts.holds
     name = (_panel_name(run, first), BLACK if holds else OUTCOME_TEXT["fail"], "bold")
     if holds:
         verdict = [(text("design.short_holds", lang), OUTCOME_TEXT["ok"], "bold")]
     else:  # one item a problem, so that the title breaks between them
-        said = problems(s.violations, lang)
+        said = scene.verdicts.problems
         sep = text("problem.sep", lang).rstrip()
         verdict = [((text("design.broken", lang, problems=p) if i == 0 else p) + (sep if i < len(said) - 1 else ""),
                     OUTCOME_TEXT["fail"], "bold") for i, p in enumerate(said)]
     return [name, *verdict,
-            (text("story.line", lang, check=short_story_words(s.story_check, lang)), NEUTRAL_TEXT, "normal"),
+            (text("story.line", lang, check=scene.verdicts.story), NEUTRAL_TEXT, "normal"),
             (text("figure.panel_time", lang, end=_time_limits(scene.end)[1]), GREY_TEXT, "normal")]
 
 

@@ -2,8 +2,9 @@
 
 Everything shown here is a view of a `Run` (its trace and summary); nothing is computed here that a check or
 the JSON output does not also have. What a run's summary says of its story (the parties' names, how each client
-ended, the two verdicts in words) is read from the run's scene (`idemsim.views.scene`), as every picture reads it. Text from the input reaches rich only as `Text` made `safe` (or printed with
-``markup=False``): a name such as ``[/bold]`` is shown as written, never read as rich markup.
+ended, the two verdicts in words) is read from the run's scene (`idemsim.views.scene`), as every picture reads it.
+Text from the input reaches rich only as `Text` made `safe` (or printed with ``markup=False``): a name such as
+``[/bold]`` is shown as written, never read as rich markup.
 """
 
 from __future__ import annotations
