@@ -134,7 +134,7 @@ def run_figure(run, lang: str | None = None, *, captioned: bool = True):
     if captioned:
         canvas.text_at(0.35, height - 0.2, diagram.title, TITLE_SIZE, weight="bold", va="top")
     ax = canvas.axes(left, below, width, axes_height)
-    xlim = _time_limits(diagram.end)
+    xlim = _time_limits(diagram.end, _room(diagram, canvas, width * DPI))
     panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds)
     panel.draw()
     canvas.time_axis(ax, xlim, labelled=True)
@@ -668,24 +668,58 @@ def _legend_handle(key: str, holds: bool = True):
 
 
 # -- one panel: the lanes of one run and everything on them ----------------------------------------------------
-def _time_limits(end: float) -> tuple[float, float]:
+ROOM = 0.14
+"""Time after the run's end on its axis, a fraction of the run's length: room for the last labels."""
+MAX_ROOM = 0.3
+
+
+def _time_limits(end: float, room: float = ROOM) -> tuple[float, float]:
     span = end if end > 0 else 1.0
-    return (-0.035 * span, end + 0.14 * span)
+    return (-0.035 * span, end + room * span)
+
+
+def _room(scene: Scene, canvas: _Canvas, width_px: float) -> float:
+    """The room after the run's end (`ROOM`, at most `MAX_ROOM`) that the label of a client's last belief
+    needs to its right (``believes paid`` at the final answer): else it is put over the answer's arrow."""
+    lasts = [b.spans[-1] for b in scene.beliefs if b.spans and b.spans[-1].told]
+    span = scene.end if scene.end > 0 else 1.0
+    room = ROOM
+    while room < MAX_ROOM:
+        per_second = width_px / (span * (1.035 + room))
+        if all((scene.end + room * span - s.start) * per_second >= canvas.measure(s.label, LABEL_SIZE)[0] + 12
+               for s in lasts):
+            break
+        room = round(room + 0.02, 2)
+    return room
 
 
 PAIR_ROOM = 0.55
 """Lanes of room below a ledger row whose duplicates are bracketed and named."""
 
 
+KEY_ROOM = 0.35
+"""Lanes of room above a key's row whose retention is bracketed: the bracket, its words, and the words of the
+record below."""
+
+
+def _bracketed(scene: Scene) -> set[str]:
+    """The key rows with a retention bracket (one that ends within the axis: see `_Panel.draw_keys`)."""
+    end = max(scene.end, 1.0)
+    return {track.lane for track in scene.keys for r in track.records
+            if r.retention.end <= scene.end * (1 + MAX_ROOM) and r.retention.ttl < 10 * end}
+
+
 def _lane_positions(scene: Scene) -> tuple[dict[str, float], float]:
     """Each lane's y (0 at the top, one unit a lane, downwards) and the lowest one's depth: a ledger row with a
-    bracketed pair gets `PAIR_ROOM` below it for the bracket and its words."""
+    bracketed pair gets `PAIR_ROOM` below it for the bracket and its words, a key's row with a retention bracket
+    `KEY_ROOM` above it."""
     pairs = {"charges" if p.kind == "charged_twice" else "captures" for purchase in scene.ledger
              for p in purchase.pairs}
+    bracketed = _bracketed(scene)
     y, depth = {}, 0.0
     for i, lane in enumerate(scene.lanes):
         if i:
-            depth += 1.0
+            depth += 1.0 + (KEY_ROOM if lane.id in bracketed else 0.0)
         y[lane.id] = -depth
         if lane.role in pairs:
             depth += PAIR_ROOM
@@ -725,6 +759,8 @@ class _Panel:
     obstacles: list[placement.Box] = field(default_factory=list)
     arrows: list[placement.Segment] = field(default_factory=list)
     _vertical: list[tuple[float, float, float, float]] = field(default_factory=list)
+    areas: list[placement.Box] = field(default_factory=list)
+    """Bands no label may cover (a client's belief: a label on it would hide what it says)."""
     differs: set[tuple[str, int, str]] = field(default_factory=set)
     """What this panel's design does and most others do not (`differences`): haloed."""
 
@@ -1009,6 +1045,7 @@ class _Panel:
             if y is None:
                 continue
             for record in track.records:
+                bands = []
                 for state in record.states:
                     color = KEY_COLOR.get(state.state, "#DDDDDD")
                     stop = right if record.ended is None and state is record.states[-1] else state.end  # kept on
@@ -1017,16 +1054,17 @@ class _Panel:
                     x0, y0 = self.to_px(state.start, y - 0.16)
                     x1, y1 = self.to_px(stop, y + 0.16)
                     self.arrows.append((x0, (y0 + y1) / 2, max(x1, x0 + 1), (y0 + y1) / 2))  # rather not covered
-                    self.labels.append(_Label([state.label], [(state.start, y)], 2, color="#333333",
-                                              radius=(y1 - y0) / 2, prefer=("above-right", "below-right"),
-                                              own=(x0, y0, max(x1, x0 + 1), y1), rings=1))
+                    bands.append((state, (x0, y0, max(x1, x0 + 1), y1)))
+                retained = record.retention.end <= right and record.retention.ttl < 10 * max(self.diagram.end, 1.0)
+                self.key_labels(bands, y, retained)
                 r = record.retention
-                if r.end <= right and r.ttl < 10 * max(self.diagram.end, 1.0):
+                if retained:
                     top = y + 0.3
                     ax.plot([r.start, r.start, r.end, r.end], [top - 0.07, top, top, top - 0.07], color="#555555",
                             lw=1.0, zorder=2.4)
                     self.arrows.append((*self.to_px(r.start, top), *self.to_px(r.end, top)))
-                    self.labels.append(_Label([r.label], [((r.start + r.end) / 2, top)], 2, color="#333333",
+                    along = [r.start + (r.end - r.start) * f for f in (0.5, 0.35, 0.65)]
+                    self.labels.append(_Label([r.label], [(x, top) for x in along], 1, color="#333333",
                                               radius=2, prefer=("above", "below"), rings=1))
                 if record.ended is not None:
                     end = record.ended
@@ -1042,6 +1080,23 @@ class _Panel:
                     box = self.obstacle(record.created, y, 11)
                     self.mark_label([record.again_label], (record.created, y), 0, box, color=OUTCOME_TEXT["fail"],
                                     weight="bold", prefer=("below-left", "above-left", "left"))
+
+    def key_labels(self, bands: list, y: float, retained: bool) -> None:
+        """Each state of a key record named beside its band; when one band is narrower than its name (a
+        registration committed at once), the record's states in one name under it (``in_progress (API #1) →
+        done 201``), so that the space above stays free for its retention bracket."""
+        prefer = ("below-right", "below", "above-right") if retained else ("above-right", "below-right")
+        if any(box[2] - box[0] < self.canvas.measure(state.label, LABEL_SIZE)[0] for state, box in bands[:-1]):
+            first, box = bands[0]
+            whole = (box[0], box[1], bands[-1][1][2], box[3])
+            words = " → ".join(state.label for state, _ in bands)
+            self.labels.append(_Label([words] + [state.label for state, _ in bands[-1:]], [(first.start, y)], 2,
+                                      color="#333333", radius=(box[3] - box[1]) / 2, prefer=prefer, own=whole,
+                                      rings=1))
+            return
+        for state, box in bands:
+            self.labels.append(_Label([state.label], [(state.start, y)], 2, color="#333333",
+                                      radius=(box[3] - box[1]) / 2, prefer=prefer, own=box, rings=1))
 
     def draw_ledger(self) -> None:
         """The charge rows and the captures, per purchase: a duplicate red, its pair bracketed and named; an orphan
@@ -1075,7 +1130,9 @@ class _Panel:
 
     def draw_beliefs(self) -> None:
         """What each client believes of each operation (paid, not paid, unknown) as a band under the client, red
-        where it differs from the truth (money captured or not); overlapping operations share the row."""
+        where it differs from the truth (money captured or not); overlapping operations share the row: an
+        operation whose belief has settled (its last answer came) gives its sub-row to the next one, its band
+        drawn up to that one's start (else to the figure's end: believed after the run too)."""
         by_lane: dict[str, list] = {}
         for belief in self.diagram.beliefs:
             by_lane.setdefault(belief.lane, []).append(belief)
@@ -1083,30 +1140,38 @@ class _Panel:
             y = self.y.get(lane)
             if y is None:
                 continue
-            slots: list[float] = []  # the end of the last band in each sub-row
+            slots: list[float] = []  # when the last belief in each sub-row settled
+            placed: list[tuple[Any, int, float]] = []  # belief, its sub-row, its first time
             for belief in beliefs:
                 start = belief.spans[0].start if belief.spans else 0.0
                 slot = next((n for n, busy in enumerate(slots) if busy <= start), len(slots))
                 if slot == len(slots):
                     slots.append(0.0)
-                slots[slot] = max(s.end for s in belief.spans) if belief.spans else start
-                belief_slot = slot
+                last = belief.spans[-1] if belief.spans else None
+                slots[slot] = (last.start if last.told else self.xlim[1]) if last else start
+                placed.append((belief, slot, start))
+            for n, (belief, belief_slot, _) in enumerate(placed):
+                after = next((s for b, k, s in placed[n + 1:] if k == belief_slot), self.xlim[1])
+                offset = 0.12 - 0.2 * belief_slot
                 for span in belief.spans:
-                    half, offset = 0.09, 0.12 - 0.2 * belief_slot
                     color = VERMILLION if span.differs else BELIEF_COLOR[span.believes]
                     if span.believes == "paid" and not span.differs and self.holds:
                         color = GREEN
-                    stop = self.xlim[1] if span is belief.spans[-1] else span.end  # believed after the run too
-                    self.band(span.start, stop, y + offset, half, facecolor=color,
+                    stop = max(after, span.start) if span is belief.spans[-1] else span.end
+                    self.band(span.start, stop, y + offset, 0.09, facecolor=color,
                               alpha=0.7 if span.told else 0.3, edgecolor="none", zorder=2.2)
+                    if stop > span.start:  # no label covers it
+                        x0, y0 = self.to_px(span.start, y + offset - 0.09)
+                        x1, y1 = self.to_px(stop, y + offset + 0.09)
+                        self.areas.append((x0, y0, x1, y1))
                 previous = None
                 for span in belief.spans:
                     if (span.believes, span.differs) == previous or not span.told:
                         continue
                     previous = (span.believes, span.differs)
-                    self.labels.append(_Label([span.label], [(span.start, y + 0.12 - 0.2 * belief_slot)], 3,
+                    self.labels.append(_Label([span.label], [(span.start, y + offset)], 3,
                                               color=OUTCOME_TEXT["fail"] if span.differs else "#333333",
-                                              radius=3, prefer=("above-right", "below-right", "right"), rings=1))
+                                              radius=3, prefer=("above-right", "below-right", "right"), rings=2))
 
     # labels --------------------------------------------------------------------------------------------------
     def place_labels(self) -> None:
@@ -1125,7 +1190,7 @@ class _Panel:
                                             label.radius, label.prefer, label.rings, label.own))
         lines = [(bbox.x0, y, bbox.x1, y) for y in (self.to_px(0, self.y[lane.id])[1]
                                                      for lane in self.diagram.lanes)]
-        placed = placement.place(requests, self.obstacles, self.arrows, bounds, lines=lines)
+        placed = placement.place(requests, self.obstacles, self.arrows, bounds, lines=lines, areas=self.areas)
         inverse = self.ax.transData.inverted()
         for label, p in zip(self.labels, placed):
             if p is None:
