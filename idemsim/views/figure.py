@@ -1153,6 +1153,7 @@ class _Panel:
             for n, (belief, belief_slot, _) in enumerate(placed):
                 after = next((s for b, k, s in placed[n + 1:] if k == belief_slot), self.xlim[1])
                 offset = 0.12 - 0.2 * belief_slot
+                bands: dict[int, tuple] = {}
                 for span in belief.spans:
                     color = VERMILLION if span.differs else BELIEF_COLOR[span.believes]
                     if span.believes == "paid" and not span.differs and self.holds:
@@ -1164,6 +1165,7 @@ class _Panel:
                         x0, y0 = self.to_px(span.start, y + offset - 0.09)
                         x1, y1 = self.to_px(stop, y + offset + 0.09)
                         self.areas.append((x0, y0, x1, y1))
+                        bands[id(span)] = (x0, y0, x1, y1)
                 previous = None
                 for span in belief.spans:
                     if (span.believes, span.differs) == previous or not span.told:
@@ -1171,7 +1173,8 @@ class _Panel:
                     previous = (span.believes, span.differs)
                     self.labels.append(_Label([span.label], [(span.start, y + offset)], 3,
                                               color=OUTCOME_TEXT["fail"] if span.differs else "#333333",
-                                              radius=3, prefer=("above-right", "below-right", "right"), rings=2))
+                                              radius=3, prefer=("above-right", "below-right", "right"), rings=2,
+                                              own=bands.get(id(span))))  # (it names the band, not a point)
 
     # labels --------------------------------------------------------------------------------------------------
     def place_labels(self) -> None:
