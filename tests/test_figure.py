@@ -273,6 +273,35 @@ class TestNoOverlap:
         assert overlapping(figure.comparison_figure([story_run("lost-response", "gateway-504", d)
                                                      for d in designs])) == []
 
+    @pytest.mark.parametrize("name,lang,words", [("lost-response", "ja", "支払い済みと思う"),
+                                                 ("naive-double-charge", "en", "believes paid"),
+                                                 ("same-tx-wait", "en", "201")])
+    def test_no_label_lies_on_a_belief_band_or_under_the_answer_arrow(self, name, lang, words):
+        """A client's belief band is covered by no label, and its last words sit right of the answer that told
+        it (lost-response in Japanese: 支払い済みと思う was drawn over the 201's arrow; same-tx-wait's 201 over
+        the belief row)."""
+        from matplotlib.patches import Rectangle
+
+        fig = figure.run_figure(story_run(name, None), lang)
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        names = [t.get_text() for t in ax.get_yticklabels()]
+        belief_y = [ax.get_yticks()[i] for i, n in enumerate(names) if "believes" in n or "認識" in n]
+        bands = [r.get_window_extent(renderer) for r in ax.patches if isinstance(r, Rectangle)
+                 and any(abs(r.get_y() + r.get_height() / 2 - y) < 0.5 for y in belief_y) and r.get_height() < 0.2]
+        assert bands
+        labels = [t for t in ax.texts if t.get_text() and t.get_visible()]
+        for text in labels:
+            box = text.get_window_extent(renderer)
+            assert not any(box.x0 < b.x1 - 1 and b.x0 + 1 < box.x1 and box.y0 < b.y1 - 1 and b.y0 + 1 < box.y1
+                           for b in bands), text.get_text()
+        if name != "same-tx-wait":
+            told = next(t for t in labels if t.get_text() == words).get_window_extent(renderer)
+            answer = max(m.arrived for m in figure.make_scene(story_run(name, None), lang).messages
+                         if m.kind == "response" and m.arrived is not None)
+            assert told.x0 >= ax.transData.transform((answer, 0))[0]
+
     def test_the_figure_is_1280_by_720_at_100_dpi(self):
         """A figure with few lanes is 12.8 × 7.2 inches at 100 dpi."""
         fig = figure.run_figure(story_run("lost-response", None))

@@ -169,7 +169,7 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
 
 def balanced(words: str, width: int) -> str:
     """``words`` wrapped within ``width`` characters into as few lines as `textwrap` needs, as even as those
-    lines allow (``key records held`` / ``at the end``, never a last line of one short word)."""
+    lines allow (``key records`` / ``held at the end``, never a last line of one short word)."""
     lines = textwrap.wrap(words, width, break_on_hyphens=False)
     while width > 4 and len(textwrap.wrap(words, width - 1, break_on_hyphens=False)) == len(lines):
         width -= 1
