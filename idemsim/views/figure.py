@@ -883,9 +883,12 @@ class _Panel:
                 from matplotlib.patches import FancyArrowPatch
 
                 target = self.y[release.lane]
+                a, b = self.to_px(span.end, y), self.to_px(release.end, target)
+                upright = abs(a[0] - b[0]) < 0.5 * abs(a[1] - b[1])  # released at once: the answers leave there too
+                rad = (-0.9 if b[1] > a[1] else 0.9) if upright else 0.35  # upright: bulging left, off the answers
                 ax.add_patch(FancyArrowPatch((span.end, y), (release.end, target), arrowstyle="<|-",
-                                             mutation_scale=12, lw=1.4, color="#8A7B00", shrinkA=0, shrinkB=0,
-                                             connectionstyle="arc3,rad=0.35", zorder=3.6))
+                                             mutation_scale=12, lw=1.6, color="#8A7B00", shrinkA=0, shrinkB=0,
+                                             connectionstyle=f"arc3,rad={rad}", zorder=4.5 if upright else 3.6))
                 self.arrows.append((*self.to_px(span.end, y), *self.to_px(release.end, target)))
 
     def draw_message(self, m) -> None:
