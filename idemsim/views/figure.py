@@ -1157,6 +1157,7 @@ class _Panel:
                 after = next((s for b, k, s in placed[n + 1:] if k == belief_slot), self.xlim[1])
                 offset = 0.12 - 0.2 * belief_slot
                 bands: dict[int, tuple] = {}
+                stops: dict[int, float] = {}
                 for span in belief.spans:
                     color = VERMILLION if span.differs else BELIEF_COLOR[span.believes]
                     if span.believes == "paid" and not span.differs and self.holds:
@@ -1169,15 +1170,18 @@ class _Panel:
                         x1, y1 = self.to_px(stop, y + offset + 0.09)
                         self.areas.append((x0, y0, x1, y1))
                         bands[id(span)] = (x0, y0, x1, y1)
+                        stops[id(span)] = stop
                 previous = None
                 for span in belief.spans:
                     if (span.believes, span.differs) == previous or not span.told:
                         continue
                     previous = (span.believes, span.differs)
-                    self.labels.append(_Label([span.label], [(span.start, y + offset)], 3,
+                    band = bands.get(id(span))  # (it names the band, not a point; and sits clear of it)
+                    middle = (span.start + stops.get(id(span), span.start)) / 2  # (else: off an arrow at its start)
+                    self.labels.append(_Label([span.label], [(span.start, y + offset), (middle, y + offset)], 3,
                                               color=OUTCOME_TEXT["fail"] if span.differs else "#333333",
-                                              radius=3, prefer=("above-right", "below-right", "right"), rings=2,
-                                              own=bands.get(id(span))))  # (it names the band, not a point)
+                                              radius=max(3.0, (band[3] - band[1]) / 2) if band else 3.0,
+                                              prefer=("above-right", "below-right", "right"), rings=2, own=band))
 
     # labels --------------------------------------------------------------------------------------------------
     def place_labels(self) -> None:
