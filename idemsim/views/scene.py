@@ -48,9 +48,9 @@ Fields of `Scene` (each a dataclass of str, float, int, bool, None, list and dic
 - ``parties``: each party's display name by its trace id (every actor of the trace, and ``api``, ``db``,
   ``processor``, ``completer``): the name every view writes (`idemsim.views.names.party_name`).
 - ``attempts``: each request's attempt in words by the request's id (``1.2`` → ``attempt 2``).
-- ``endings``: one `Ending` per operation: its ``client`` (id and ``name``), what it ``seen`` (each answer's
-  status, None a timeout), its ``outcome`` and final ``status``, and ``said``, the line that says both
-  (``timeout, 201 → ok 201``).
+- ``endings``: one `Ending` per operation: its ``client`` (id and ``name``), what it saw (``seen``: each
+  answer's status, ``timeout`` where none came), its ``outcome`` and final ``status``, and ``said``, the line
+  that says both (``timeout, 201 → ok 201``).
 - ``key``, ``key_steps``: the first operation's key (None: it sent none) and the steps its record took, in
   order (`KeyStep`: ``src`` and ``dst`` states None/InProgress/Done, ``why`` the catalogue's message for the
   step, ``label`` in words): the key record's state diagram.
