@@ -156,6 +156,36 @@ class TestComparisonFigure:
         swatches = [(line.get_color(), line.get_marker()) for line in fig.artists if isinstance(line, Line2D)]
         assert swatches == [(design_style(d).colour, design_style(d).marker) for d in ("naive", "same-tx")]
 
+    def test_what_one_design_does_and_most_others_do_not_is_haloed_and_said_in_the_legend(self):
+        """lost-response under six designs: naive's second charge row, its second capture and the answer it sends
+        without replaying, and the ROLLBACK of check-then-insert and recovery-points (two of six), are what
+        `differences` finds; same-tx, which does what most do, has nothing haloed. The legend says what a halo is."""
+        from idemsim.views.scene import scene
+
+        designs = ("naive", "check-then-insert", "same-tx", "committed-first", "split-tx", "recovery-points")
+        runs = [story_run("lost-response", None, d) for d in designs]
+        scenes = [scene(run, "en") for run in runs]
+        found = figure.differences(scenes)
+
+        def said(drawn, where):
+            kind, event, what = where
+            things = {"mark": drawn.marks, "message": drawn.messages, "span": drawn.spans}[kind]
+            thing = next(x for x in things if x.event == event and x.kind == what)
+            return (kind, thing.kind, getattr(thing, "status", None))
+
+        assert sorted(said(scenes[0], w) for w in found[0]) == [
+            ("mark", "capture", None), ("mark", "charge", None), ("message", "processor.answer", None),
+            ("message", "response", 201)]
+        assert [sorted(said(d, w) for w in f) for d, f in zip(scenes[1:], found[1:])] == [
+            [("span", "transaction", None)], [], [], [], [("span", "transaction", None)]]
+        fig = figure.comparison_figure(runs)
+        assert "not in most other designs" in [t.get_text() for t in fig.legends[0].texts]
+        two = figure.comparison_figure(runs[:3:2], "ja")
+        assert "もう一方の設計にはない" in [t.get_text() for t in two.legends[0].texts]
+
+    def test_one_design_alone_has_nothing_haloed(self):
+        assert figure.differences([figure.make_scene(story_run("lost-response", None, "naive"), "en")]) == [set()]
+
     @pytest.mark.slow
     @pytest.mark.parametrize("name", builtin_names())
     def test_compare_plot_fits_two_screens(self, name, tmp_path):
@@ -242,6 +272,35 @@ class TestNoOverlap:
         designs = ("naive", "check-then-insert", "same-tx", "committed-first", "split-tx")
         assert overlapping(figure.comparison_figure([story_run("lost-response", "gateway-504", d)
                                                      for d in designs])) == []
+
+    @pytest.mark.parametrize("name,lang,words", [("lost-response", "ja", "支払い済みと思う"),
+                                                 ("naive-double-charge", "en", "believes paid"),
+                                                 ("same-tx-wait", "en", "201")])
+    def test_no_label_lies_on_a_belief_band_or_under_the_answer_arrow(self, name, lang, words):
+        """A client's belief band is covered by no label, and its last words sit right of the answer that told
+        it (lost-response in Japanese: 支払い済みと思う was drawn over the 201's arrow; same-tx-wait's 201 over
+        the belief row)."""
+        from matplotlib.patches import Rectangle
+
+        fig = figure.run_figure(story_run(name, None), lang)
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        names = [t.get_text() for t in ax.get_yticklabels()]
+        belief_y = [ax.get_yticks()[i] for i, n in enumerate(names) if "believes" in n or "認識" in n]
+        bands = [r.get_window_extent(renderer) for r in ax.patches if isinstance(r, Rectangle)
+                 and any(abs(r.get_y() + r.get_height() / 2 - y) < 0.5 for y in belief_y) and r.get_height() < 0.2]
+        assert bands
+        labels = [t for t in ax.texts if t.get_text() and t.get_visible()]
+        for text in labels:
+            box = text.get_window_extent(renderer)
+            assert not any(box.x0 < b.x1 - 1 and b.x0 + 1 < box.x1 and box.y0 < b.y1 - 1 and b.y0 + 1 < box.y1
+                           for b in bands), text.get_text()
+        if name != "same-tx-wait":
+            told = next(t for t in labels if t.get_text() == words).get_window_extent(renderer)
+            answer = max(m.arrived for m in figure.make_scene(story_run(name, None), lang).messages
+                         if m.kind == "response" and m.arrived is not None)
+            assert told.x0 >= ax.transData.transform((answer, 0))[0]
 
     def test_the_figure_is_1280_by_720_at_100_dpi(self):
         """A figure with few lanes is 12.8 × 7.2 inches at 100 dpi."""

@@ -88,7 +88,26 @@ class TestLostResponse:
         assert as_dict(lost.verdicts) == {
             "design_verdict": "holds", "design": "holds — all 9 properties hold", "holds": True,
             "story_check": "reproduces", "story": "reproduces the article",
-            "story_says": "reproduces the article: 1 charge"}
+            "story_says": "reproduces the article: 1 charge",
+            "design_named": "holds — all 9 properties hold: one charge row at most, one capture at most, exactly "
+                            "one on success, ledgers agree, replays identical, no stuck key, client never wrong, "
+                            "customer can find out, state as if each write ran once",
+            "problems": [], "broken": [],
+            "story_long": "reproduces the article: 1 charge · client saw timeout, 201 → ok 201 · replay identical · "
+                          "1 replay",
+            "story_reasons": []}
+
+    def test_what_the_text_views_read(self, lost):
+        """The parties' names, the attempts, how each client ended and the key's steps: what the terminal, the
+        HTML page and Mermaid write from the scene instead of the trace."""
+        assert lost.parties["api#1"] == "API #1" and lost.parties["client"] == "client"
+        assert lost.attempts == {"1.1": "attempt 1", "1.2": "attempt 2"}
+        assert [as_dict(e) for e in lost.endings] == [
+            {"op": 1, "client": "client", "name": "client", "seen": ["timeout", 201], "outcome": "ok", "status": 201,
+             "said": "timeout, 201 → ok 201"}]
+        assert lost.key == "k-8f3a"
+        assert [(s.src, s.dst, s.why) for s in lost.key_steps] == [
+            ("None", "InProgress", "st.inserted"), ("InProgress", "Done", "st.together")]
 
 
 class TestKeyTrack:

@@ -248,3 +248,13 @@ class TestInJapanese:
                      "--workers", "1", "--quiet", "--lang", "ja")
         assert result.exit_code == 0, result.output
         assert "1 点につき 2 回の実行" in result.output and "二重課金の割合" in result.output
+
+
+def test_a_label_wraps_into_even_lines():
+    """A sweep's y label is wrapped into as few lines as its width needs, as even as they can be: never a last
+    line of one short word (``key records held at the`` / ``end``)."""
+    from idemsim.views.sweep_plot import balanced
+
+    assert balanced("key records held at the end", 26) == "key records\nheld at the end"
+    assert balanced("double charge (rate)", 26) == "double charge (rate)"
+

@@ -35,11 +35,9 @@ from ..base.errors import InputError, Message
 from ..base.i18n import language, text
 from ..base.output import check_output, write_output, writes_through
 from . import placement
-from .names import party_name
 from .scene import Scene, status_words
 from .scene import scene as make_scene
 from .styles import design_style
-from .verdicts import design_words, green, problems, short_story_words
 
 WIDTH = 12.8
 """Inches; at `DPI`, 1280 pixels."""
@@ -73,6 +71,9 @@ GREY_TEXT = "#666666"
 """The client's ``ok`` (and everything else green) on a run whose design broke a property: nothing is green there
 (`idemsim.views.verdicts.green`)."""
 OUTCOME_MARKER = {"ok": "o", "fail": "s", "info": "D"}
+HALO = YELLOW
+HALO_ALPHA = 0.7
+"""A compare panel's halo behind what its design does and most others do not."""
 KEY_COLOR = {"in_progress": "#F3D7A6", "done": "#B9DDF2"}
 """The key record's states: in_progress light orange (hatched), done light sky."""
 BELIEF_COLOR = {"paid": NEUTRAL, "not_paid": "#D9D9D9", "unknown": PURPLE}
@@ -91,7 +92,7 @@ MIN_PITCH = 0.46
 """Inches between two lanes of a run's figure, at least: two rows of labels fit between them."""
 COMPARE_PITCH = 0.32
 """Inches between two lanes of a comparison's panel: the same in every panel of one comparison."""
-MIN_COMPARE_PITCH = 0.22
+MIN_COMPARE_PITCH = 0.21
 """The pitch a comparison of many panels shrinks to, at most, to stay within `COMPARE_MAX_HEIGHT`."""
 COMPARE_MARGIN = 0.55
 """Space above the top lane and below the bottom one of a comparison's panel, in lanes."""
@@ -120,8 +121,8 @@ def run_figure(run, lang: str | None = None, *, captioned: bool = True):
     lanes = [lane.name for lane in diagram.lanes]
     left = canvas.left_margin(lanes)
     width = WIDTH - left - 0.3
-    verdict = canvas.flow(_verdict_items(run, lang), width + left - 0.35) if captioned else []
-    holds = green(run.summary.design_verdict)
+    verdict = canvas.flow(_verdict_items(run, diagram, lang), width + left - 0.35) if captioned else []
+    holds = diagram.verdicts.holds
     legend = _legend_keys([diagram])
     legend_height = canvas.legend_height(legend)
     below = 0.62 + len(verdict) * 0.3 + legend_height + 0.12
@@ -133,7 +134,7 @@ def run_figure(run, lang: str | None = None, *, captioned: bool = True):
     if captioned:
         canvas.text_at(0.35, height - 0.2, diagram.title, TITLE_SIZE, weight="bold", va="top")
     ax = canvas.axes(left, below, width, axes_height)
-    xlim = _time_limits(diagram.end)
+    xlim = _time_limits(diagram.end, _room(diagram, canvas, width * DPI))
     panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds)
     panel.draw()
     canvas.time_axis(ax, xlim, labelled=True)
@@ -154,7 +155,9 @@ def comparison_figure(runs, lang: str | None = None):
     the key, ledger and belief rows of a run's figure), every lane at one pitch in every panel. Its title is the
     design's swatch (`idemsim.views.styles.design_style`), its name and its verdict, red with a red frame when
     the design broke a property; and its own time scale, said in the title (``time 0–11.0 s``), so that one slow
-    panel does not squeeze the others. Many designs go in two columns."""
+    panel does not squeeze the others. Many designs go in two columns. What one design does and most others do
+    not (`differences`: a second charge row, a capture, an answer's status, a rollback, a wait …) is haloed in
+    yellow, and the legend says so."""
     lang = language(lang)
     runs = list(runs)
     if not runs:
@@ -163,7 +166,11 @@ def comparison_figure(runs, lang: str | None = None):
     diagrams = [_without_tracks(make_scene(run, lang)) for run in runs]
     names = [[lane.name for lane in d.lanes] for d in diagrams]
     left = canvas.left_margin([n for lanes in names for n in lanes])
+    differs = differences(diagrams)
     legend = _legend_keys(diagrams)
+    if any(differs):  # (beside the second charge or capture: the legend's columns stay as wide)
+        at = next((legend.index(key) + 1 for key in ("duplicate", "capture", "charge") if key in legend), len(legend))
+        legend.insert(at, "differs_two" if len(diagrams) == 2 else "differs")
     top = 0.5
     below = canvas.legend_height(legend) + 0.2
     heads = {}
@@ -204,7 +211,7 @@ def comparison_figure(runs, lang: str | None = None):
         if col == 0 and row:
             row_top -= rows[row - 1] + PANEL_GAP
         x0 = 0.35 + col * (column + PANEL_GAP)
-        holds = green(run.summary.design_verdict)
+        holds = diagram.verdicts.holds
         head_height = len(lines[i]) * HEAD_LINE + 0.1
         y = row_top - 0.05
         for line in lines[i]:
@@ -216,7 +223,7 @@ def comparison_figure(runs, lang: str | None = None):
             canvas.frame(x0 - 0.12, bottom - TICKS + 0.02, column + 0.14, head_height + axes_heights[i] + TICKS - 0.02)
         ax = canvas.axes(x0 + left - 0.35, bottom, column - left + 0.25, axes_heights[i])
         xlim = _time_limits(diagram.end)
-        panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds, margin=COMPARE_MARGIN)
+        panel = _Panel(canvas, ax, diagram, lanes, xlim, holds=holds, margin=COMPARE_MARGIN, differs=differs[i])
         panel.draw()
         canvas.time_axis(ax, xlim, labelled=False, numbered=True, bins=12 // columns)
         panels.append(panel)
@@ -224,6 +231,59 @@ def comparison_figure(runs, lang: str | None = None):
     for panel in panels:
         panel.place_labels()
     return canvas.figure
+
+
+_STEPS = frozenset({"charge", "capture", "crash", "died", "restart", "timeout", "refused", "give_up", "finish",
+                    "release", "outcome"})
+"""The marks `differences` compares between designs (statements are the design itself: never compared)."""
+
+
+def _step(kind: str, thing) -> tuple | None:
+    """What a mark, message or span does, as `differences` compares it between designs (None: not compared)."""
+    info = thing.info
+    if kind == "mark":
+        if thing.kind not in _STEPS or thing.kind == "charge" and not info.get("committed"):
+            return None
+        return (thing.kind, info.get("outcome"), info.get("status")) if thing.kind == "outcome" else (thing.kind,)
+    if kind == "message":
+        if thing.arrived is None:
+            return ("lost", thing.kind)
+        if thing.kind == "response":
+            return ("response", thing.status, bool(info.get("replay")), bool(info.get("ignored")))
+        if thing.kind in ("dropped", "processor.answer"):
+            return (thing.kind, thing.status, info.get("outcome"))
+        return None
+    if thing.kind == "transaction" and info.get("end") == "rollback":
+        return ("rollback",)
+    return (thing.kind,) if thing.kind in ("wait", "down") else None
+
+
+def differences(scenes: list[Scene]) -> list[set[tuple[str, int, str]]]:
+    """For each scene of a comparison, what it does and most of the others do not: each step (`_step`: a
+    committed charge row, a capture, a crash, an answer with its status, a rollback, a wait …) counted by its
+    kind and its occurrence (a second charge row is not a first), kept when fewer than half of the scenes have
+    it (of two, when the other lacks it); as ("mark" | "message" | "span", its event, its kind)."""
+    counted: list[dict[tuple, tuple[str, int, str]]] = []
+    for drawn in scenes:
+        seen: dict[tuple, int] = {}
+        steps: dict[tuple, tuple[str, int, str]] = {}
+        things = [("mark", m) for m in drawn.marks] + [("message", m) for m in drawn.messages] + \
+                 [("span", s) for s in drawn.spans]
+        for kind, thing in sorted(things, key=lambda item: (getattr(item[1], "t", None) or getattr(
+                item[1], "sent", None) or getattr(item[1], "start", 0.0), item[1].event)):
+            step = _step(kind, thing)
+            if step is None:
+                continue
+            seen[step] = seen.get(step, 0) + 1
+            steps[(*step, seen[step])] = (kind, thing.event, thing.kind)
+        counted.append(steps)
+    n = len(scenes)
+    having: dict[tuple, int] = {}
+    for steps in counted:
+        for step in steps:
+            having[step] = having.get(step, 0) + 1
+    rare = (lambda k: k < n) if n <= 2 else (lambda k: 2 * k < n)
+    return [{where for step, where in steps.items() if rare(having[step])} if n > 1 else set() for steps in counted]
 
 
 def check_path(path) -> None:
@@ -313,57 +373,55 @@ def _status(status, lang: str) -> str:
     return status_words(status, lang)
 
 
-def _verdict_items(run, lang: str) -> list[tuple[str, str, str]]:
-    """(text, colour, weight) of the verdict: charges, captures, what each client saw, then the two verdicts: the
-    design's (green only when it holds; what went wrong, in red, when it broke) and the story's check (neutral).
-    On a broken run an ``ok`` is neutral too."""
+def _verdict_items(run, scene: Scene, lang: str) -> list[tuple[str, str, str]]:
+    """(text, colour, weight) of the verdict: charges, captures, what each client saw (the scene's endings), then
+    the two verdicts (the scene's words): the design's (green only when it holds; what went wrong, in red, when it
+    broke) and the story's check (neutral). On a broken run an ``ok`` is neutral too."""
     s = run.summary
-    design = s.design_verdict
-    outcome_text = _outcome_palette(OUTCOME_TEXT, NEUTRAL_TEXT, green(design))
+    verdicts = scene.verdicts
+    outcome_text = _outcome_palette(OUTCOME_TEXT, NEUTRAL_TEXT, verdicts.holds)
     items = [(text("money.charges", lang, n=s.charges), "#000000", "normal"),
              (text("money.captures", lang, n=s.captures), "#000000", "normal")]
-    several = len(s.operations) > 1 and len({op["client"] for op in s.operations}) < len(s.operations)
-    for op in s.operations:
-        seen = text("list.sep", lang).join(_status(x, lang) for x in op["seen"]) or text("verdict.nothing", lang)
-        outcome = text(f"outcome.{op['outcome']}", lang)
-        if op["status"] is not None:
-            outcome += f" {op['status']}"
-        client = party_name(op["client"], lang)
+    endings = scene.endings
+    several = len(endings) > 1 and len({e.client for e in endings}) < len(endings)
+    for ending in endings:
+        seen = text("list.sep", lang).join(_status(x, lang) for x in ending.seen) or text("verdict.nothing", lang)
+        outcome = text(f"outcome.{ending.outcome}", lang)
+        if ending.status is not None:
+            outcome += f" {ending.status}"
         message = "verdict.seen_op" if several else "verdict.seen"
-        items.append((text(message, lang, op=op["op"], client=client, seen=seen, outcome=outcome),
-                      outcome_text[op["outcome"]], "normal"))
+        items.append((text(message, lang, op=ending.op, client=ending.name, seen=seen, outcome=outcome),
+                      outcome_text[ending.outcome], "normal"))
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         items.append((text("verdict.balance", lang, n=s.balance), "#000000", "normal"))
-    if green(design):
-        items.append((text("design.line", lang, verdict=design_words(design, s.violations, lang)), OUTCOME_TEXT["ok"],
-                       "bold"))
+    if verdicts.holds:
+        items.append((text("design.line", lang, verdict=verdicts.design), OUTCOME_TEXT["ok"], "bold"))
     else:  # one item a problem, so that the line breaks between them
-        said = problems(s.violations, lang)
+        said = verdicts.problems
         sep = text("problem.sep", lang).rstrip()
         for i, problem in enumerate(said):
             words = text("design.line", lang, verdict=text("design.broken", lang, problems=problem)) if i == 0 \
                 else problem
             items.append((words + (sep if i < len(said) - 1 else ""), OUTCOME_TEXT["fail"], "bold"))
-    items.append((text("story.line", lang, check=short_story_words(s.story_check, lang)), BLACK, "normal"))
+    items.append((text("story.line", lang, check=verdicts.story), BLACK, "normal"))
     return items
 
 
 def _panel_head(run, first, scene: Scene, lang: str) -> list[tuple[str, str, str]]:
     """(text, colour, weight) of a comparison panel's title: the design (and its variant), its verdict (green
     ``holds``, or red ``broken — `` and what went wrong, the design's name red too), the story's check, and the
-    panel's own time scale."""
-    s = run.summary
-    holds = green(s.design_verdict)
+    panel's own time scale (the scene's words)."""
+    holds = scene.verdicts.holds
     name = (_panel_name(run, first), BLACK if holds else OUTCOME_TEXT["fail"], "bold")
     if holds:
         verdict = [(text("design.short_holds", lang), OUTCOME_TEXT["ok"], "bold")]
     else:  # one item a problem, so that the title breaks between them
-        said = problems(s.violations, lang)
+        said = scene.verdicts.problems
         sep = text("problem.sep", lang).rstrip()
         verdict = [((text("design.broken", lang, problems=p) if i == 0 else p) + (sep if i < len(said) - 1 else ""),
                     OUTCOME_TEXT["fail"], "bold") for i, p in enumerate(said)]
     return [name, *verdict,
-            (text("story.line", lang, check=short_story_words(s.story_check, lang)), NEUTRAL_TEXT, "normal"),
+            (text("story.line", lang, check=scene.verdicts.story), NEUTRAL_TEXT, "normal"),
             (text("figure.panel_time", lang, end=_time_limits(scene.end)[1]), GREY_TEXT, "normal")]
 
 
@@ -601,6 +659,8 @@ def _legend_handle(key: str, holds: bool = True):
         return Patch(facecolor=KEY_COLOR["done"], edgecolor="#555555")
     if key == "duplicate":
         return Line2D([], [], lw=0, marker="s", markersize=9, color=VERMILLION, markeredgecolor=BLACK)
+    if key in ("differs", "differs_two"):
+        return Line2D([], [], lw=0, marker="o", markersize=16, color=HALO, alpha=HALO_ALPHA, markeredgecolor="none")
     if key == "belief_wrong":
         return Patch(facecolor=VERMILLION, alpha=0.7, edgecolor="none")
     return Line2D([], [], lw=0, marker=OUTCOME_MARKER[key], markersize=9,
@@ -608,24 +668,58 @@ def _legend_handle(key: str, holds: bool = True):
 
 
 # -- one panel: the lanes of one run and everything on them ----------------------------------------------------
-def _time_limits(end: float) -> tuple[float, float]:
+ROOM = 0.14
+"""Time after the run's end on its axis, a fraction of the run's length: room for the last labels."""
+MAX_ROOM = 0.3
+
+
+def _time_limits(end: float, room: float = ROOM) -> tuple[float, float]:
     span = end if end > 0 else 1.0
-    return (-0.035 * span, end + 0.14 * span)
+    return (-0.035 * span, end + room * span)
+
+
+def _room(scene: Scene, canvas: _Canvas, width_px: float) -> float:
+    """The room after the run's end (`ROOM`, at most `MAX_ROOM`) that the label of a client's last belief
+    needs to its right (``believes paid`` at the final answer): else it is put over the answer's arrow."""
+    lasts = [b.spans[-1] for b in scene.beliefs if b.spans and b.spans[-1].told]
+    span = scene.end if scene.end > 0 else 1.0
+    room = ROOM
+    while room < MAX_ROOM:
+        per_second = width_px / (span * (1.035 + room))
+        if all((scene.end + room * span - s.start) * per_second >= canvas.measure(s.label, LABEL_SIZE)[0] + 12
+               for s in lasts):
+            break
+        room = round(room + 0.02, 2)
+    return room
 
 
 PAIR_ROOM = 0.55
 """Lanes of room below a ledger row whose duplicates are bracketed and named."""
 
 
+KEY_ROOM = 0.35
+"""Lanes of room above a key's row whose retention is bracketed: the bracket, its words, and the words of the
+record below."""
+
+
+def _bracketed(scene: Scene) -> set[str]:
+    """The key rows with a retention bracket (one that ends within the axis: see `_Panel.draw_keys`)."""
+    end = max(scene.end, 1.0)
+    return {track.lane for track in scene.keys for r in track.records
+            if r.retention.end <= scene.end * (1 + MAX_ROOM) and r.retention.ttl < 10 * end}
+
+
 def _lane_positions(scene: Scene) -> tuple[dict[str, float], float]:
     """Each lane's y (0 at the top, one unit a lane, downwards) and the lowest one's depth: a ledger row with a
-    bracketed pair gets `PAIR_ROOM` below it for the bracket and its words."""
+    bracketed pair gets `PAIR_ROOM` below it for the bracket and its words, a key's row with a retention bracket
+    `KEY_ROOM` above it."""
     pairs = {"charges" if p.kind == "charged_twice" else "captures" for purchase in scene.ledger
              for p in purchase.pairs}
+    bracketed = _bracketed(scene)
     y, depth = {}, 0.0
     for i, lane in enumerate(scene.lanes):
         if i:
-            depth += 1.0
+            depth += 1.0 + (KEY_ROOM if lane.id in bracketed else 0.0)
         y[lane.id] = -depth
         if lane.role in pairs:
             depth += PAIR_ROOM
@@ -665,6 +759,10 @@ class _Panel:
     obstacles: list[placement.Box] = field(default_factory=list)
     arrows: list[placement.Segment] = field(default_factory=list)
     _vertical: list[tuple[float, float, float, float]] = field(default_factory=list)
+    areas: list[placement.Box] = field(default_factory=list)
+    """Bands no label may cover (a client's belief: a label on it would hide what it says)."""
+    differs: set[tuple[str, int, str]] = field(default_factory=set)
+    """What this panel's design does and most others do not (`differences`): haloed."""
 
     def __post_init__(self) -> None:
         self.y, self.depth = _lane_positions(self.diagram)
@@ -722,13 +820,22 @@ class _Panel:
             ax.axhline(self.y[lane.id], color=LANE if lane.role not in _TRACKS else "#E6E6E6", lw=1.0, zorder=1)
         for span in self.diagram.spans:
             self.draw_span(span)
+            if ("span", span.event, span.kind) in self.differs and span.lane in self.y:
+                self.halo(span.end, self.y[span.lane])
         for message in sorted(self.diagram.messages, key=lambda m: (m.sent, m.end)):
             self.draw_message(message)
         for mark in self.diagram.marks:
             self.draw_mark(mark)
+            if ("mark", mark.event, mark.kind) in self.differs and mark.lane in self.y:
+                self.halo(mark.t, self.y[mark.lane])
         self.draw_keys()
         self.draw_ledger()
         self.draw_beliefs()
+
+    def halo(self, t: float, y: float, transform=None) -> None:
+        """A yellow disc behind a step most other designs do not take."""
+        self.ax.plot([t], [y], marker="o", markersize=20, ls="none", color=HALO, alpha=HALO_ALPHA,
+                     markeredgecolor="none", zorder=1.8, transform=transform or self.ax.transData)
 
     def band(self, start: float, end: float, y: float, half: float, **style) -> None:
         from matplotlib.patches import Rectangle
@@ -776,9 +883,12 @@ class _Panel:
                 from matplotlib.patches import FancyArrowPatch
 
                 target = self.y[release.lane]
+                a, b = self.to_px(span.end, y), self.to_px(release.end, target)
+                upright = abs(a[0] - b[0]) < 0.5 * abs(a[1] - b[1])  # released at once: the answers leave there too
+                rad = (-0.9 if b[1] > a[1] else 0.9) if upright else 0.35  # upright: bulging left, off the answers
                 ax.add_patch(FancyArrowPatch((span.end, y), (release.end, target), arrowstyle="<|-",
-                                             mutation_scale=12, lw=1.4, color="#8A7B00", shrinkA=0, shrinkB=0,
-                                             connectionstyle="arc3,rad=0.35", zorder=3.6))
+                                             mutation_scale=12, lw=1.6, color="#8A7B00", shrinkA=0, shrinkB=0,
+                                             connectionstyle=f"arc3,rad={rad}", zorder=4.5 if upright else 3.6))
                 self.arrows.append((*self.to_px(span.end, y), *self.to_px(release.end, target)))
 
     def draw_message(self, m) -> None:
@@ -800,6 +910,9 @@ class _Panel:
         if m.info.get("ignored"):
             color = GREY
         transform = self.shifted(nudge)
+        if ("message", m.event, m.kind) in self.differs:
+            self.ax.plot([m.sent, end], [y0, y_end], color=HALO, alpha=HALO_ALPHA, lw=8, solid_capstyle="round",
+                         transform=transform, zorder=1.8)
         if lost:
             self.ax.plot([m.sent, end], [y0, y_end], color=GREY, lw=1.4, ls=(0, (4, 2)), transform=transform,
                          zorder=4)
@@ -935,6 +1048,7 @@ class _Panel:
             if y is None:
                 continue
             for record in track.records:
+                bands = []
                 for state in record.states:
                     color = KEY_COLOR.get(state.state, "#DDDDDD")
                     stop = right if record.ended is None and state is record.states[-1] else state.end  # kept on
@@ -943,16 +1057,17 @@ class _Panel:
                     x0, y0 = self.to_px(state.start, y - 0.16)
                     x1, y1 = self.to_px(stop, y + 0.16)
                     self.arrows.append((x0, (y0 + y1) / 2, max(x1, x0 + 1), (y0 + y1) / 2))  # rather not covered
-                    self.labels.append(_Label([state.label], [(state.start, y)], 2, color="#333333",
-                                              radius=(y1 - y0) / 2, prefer=("above-right", "below-right"),
-                                              own=(x0, y0, max(x1, x0 + 1), y1), rings=1))
+                    bands.append((state, (x0, y0, max(x1, x0 + 1), y1)))
+                retained = record.retention.end <= right and record.retention.ttl < 10 * max(self.diagram.end, 1.0)
+                self.key_labels(bands, y, retained)
                 r = record.retention
-                if r.end <= right and r.ttl < 10 * max(self.diagram.end, 1.0):
+                if retained:
                     top = y + 0.3
                     ax.plot([r.start, r.start, r.end, r.end], [top - 0.07, top, top, top - 0.07], color="#555555",
                             lw=1.0, zorder=2.4)
                     self.arrows.append((*self.to_px(r.start, top), *self.to_px(r.end, top)))
-                    self.labels.append(_Label([r.label], [((r.start + r.end) / 2, top)], 2, color="#333333",
+                    along = [r.start + (r.end - r.start) * f for f in (0.5, 0.35, 0.65)]
+                    self.labels.append(_Label([r.label], [(x, top) for x in along], 1, color="#333333",
                                               radius=2, prefer=("above", "below"), rings=1))
                 if record.ended is not None:
                     end = record.ended
@@ -968,6 +1083,23 @@ class _Panel:
                     box = self.obstacle(record.created, y, 11)
                     self.mark_label([record.again_label], (record.created, y), 0, box, color=OUTCOME_TEXT["fail"],
                                     weight="bold", prefer=("below-left", "above-left", "left"))
+
+    def key_labels(self, bands: list, y: float, retained: bool) -> None:
+        """Each state of a key record named beside its band; when one band is narrower than its name (a
+        registration committed at once), the record's states in one name under it (``in_progress (API #1) →
+        done 201``), so that the space above stays free for its retention bracket."""
+        prefer = ("below-right", "below", "above-right") if retained else ("above-right", "below-right")
+        if any(box[2] - box[0] < self.canvas.measure(state.label, LABEL_SIZE)[0] for state, box in bands[:-1]):
+            first, box = bands[0]
+            whole = (box[0], box[1], bands[-1][1][2], box[3])
+            words = " → ".join(state.label for state, _ in bands)
+            self.labels.append(_Label([words] + [state.label for state, _ in bands[-1:]], [(first.start, y)], 2,
+                                      color="#333333", radius=(box[3] - box[1]) / 2, prefer=prefer, own=whole,
+                                      rings=1))
+            return
+        for state, box in bands:
+            self.labels.append(_Label([state.label], [(state.start, y)], 2, color="#333333",
+                                      radius=(box[3] - box[1]) / 2, prefer=prefer, own=box, rings=1))
 
     def draw_ledger(self) -> None:
         """The charge rows and the captures, per purchase: a duplicate red, its pair bracketed and named; an orphan
@@ -1001,7 +1133,9 @@ class _Panel:
 
     def draw_beliefs(self) -> None:
         """What each client believes of each operation (paid, not paid, unknown) as a band under the client, red
-        where it differs from the truth (money captured or not); overlapping operations share the row."""
+        where it differs from the truth (money captured or not); overlapping operations share the row: an
+        operation whose belief has settled (its last answer came) gives its sub-row to the next one, its band
+        drawn up to that one's start (else to the figure's end: believed after the run too)."""
         by_lane: dict[str, list] = {}
         for belief in self.diagram.beliefs:
             by_lane.setdefault(belief.lane, []).append(belief)
@@ -1009,30 +1143,45 @@ class _Panel:
             y = self.y.get(lane)
             if y is None:
                 continue
-            slots: list[float] = []  # the end of the last band in each sub-row
+            slots: list[float] = []  # when the last belief in each sub-row settled
+            placed: list[tuple[Any, int, float]] = []  # belief, its sub-row, its first time
             for belief in beliefs:
                 start = belief.spans[0].start if belief.spans else 0.0
                 slot = next((n for n, busy in enumerate(slots) if busy <= start), len(slots))
                 if slot == len(slots):
                     slots.append(0.0)
-                slots[slot] = max(s.end for s in belief.spans) if belief.spans else start
-                belief_slot = slot
+                last = belief.spans[-1] if belief.spans else None
+                slots[slot] = (last.start if last.told else self.xlim[1]) if last else start
+                placed.append((belief, slot, start))
+            for n, (belief, belief_slot, _) in enumerate(placed):
+                after = next((s for b, k, s in placed[n + 1:] if k == belief_slot), self.xlim[1])
+                offset = 0.12 - 0.2 * belief_slot
+                bands: dict[int, tuple] = {}
+                stops: dict[int, float] = {}
                 for span in belief.spans:
-                    half, offset = 0.09, 0.12 - 0.2 * belief_slot
                     color = VERMILLION if span.differs else BELIEF_COLOR[span.believes]
                     if span.believes == "paid" and not span.differs and self.holds:
                         color = GREEN
-                    stop = self.xlim[1] if span is belief.spans[-1] else span.end  # believed after the run too
-                    self.band(span.start, stop, y + offset, half, facecolor=color,
+                    stop = max(after, span.start) if span is belief.spans[-1] else span.end
+                    self.band(span.start, stop, y + offset, 0.09, facecolor=color,
                               alpha=0.7 if span.told else 0.3, edgecolor="none", zorder=2.2)
+                    if stop > span.start:  # no label covers it
+                        x0, y0 = self.to_px(span.start, y + offset - 0.09)
+                        x1, y1 = self.to_px(stop, y + offset + 0.09)
+                        self.areas.append((x0, y0, x1, y1))
+                        bands[id(span)] = (x0, y0, x1, y1)
+                        stops[id(span)] = stop
                 previous = None
                 for span in belief.spans:
                     if (span.believes, span.differs) == previous or not span.told:
                         continue
                     previous = (span.believes, span.differs)
-                    self.labels.append(_Label([span.label], [(span.start, y + 0.12 - 0.2 * belief_slot)], 3,
+                    band = bands.get(id(span))  # (it names the band, not a point; and sits clear of it)
+                    middle = (span.start + stops.get(id(span), span.start)) / 2  # (else: off an arrow at its start)
+                    self.labels.append(_Label([span.label], [(span.start, y + offset), (middle, y + offset)], 3,
                                               color=OUTCOME_TEXT["fail"] if span.differs else "#333333",
-                                              radius=3, prefer=("above-right", "below-right", "right"), rings=1))
+                                              radius=max(3.0, (band[3] - band[1]) / 2) if band else 3.0,
+                                              prefer=("above-right", "below-right", "right"), rings=2, own=band))
 
     # labels --------------------------------------------------------------------------------------------------
     def place_labels(self) -> None:
@@ -1051,7 +1200,7 @@ class _Panel:
                                             label.radius, label.prefer, label.rings, label.own))
         lines = [(bbox.x0, y, bbox.x1, y) for y in (self.to_px(0, self.y[lane.id])[1]
                                                      for lane in self.diagram.lanes)]
-        placed = placement.place(requests, self.obstacles, self.arrows, bounds, lines=lines)
+        placed = placement.place(requests, self.obstacles, self.arrows, bounds, lines=lines, areas=self.areas)
         inverse = self.ax.transData.inverted()
         for label, p in zip(self.labels, placed):
             if p is None:

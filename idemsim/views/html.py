@@ -5,6 +5,8 @@ a notebook cell shows itself (a bare matplotlib Figure shows only as text in a f
 
 Guarantees:
 
+- The summary and the timeline's names say what the run's scene says (`idemsim.views.scene`: how each client
+  ended, the verdicts in words, the parties' names), as the figure draws it.
 - One title and one summary: the figure is drawn without its own (``run_figure(..., captioned=False)``; a load's
   figure loses its title and verdict lines), so nothing is said twice.
 - The summary says both verdicts as every other view does (`idemsim.views.verdicts`): the design's in green only when
@@ -26,14 +28,13 @@ import io
 import re
 
 from ..base.i18n import text as t
-from ..judge.properties import describe_violation
 from ..judge.summary import is_load
 from ..model.designs import DESIGNS
 from .figure import OUTCOME_TEXT, run_figure
-from .names import money_text, seen_text
+from .names import money_text
+from .scene import scene
 from .sweep_plot import attempts_figure
 from .timeline import describe, who
-from .verdicts import design_words, green, story_reasons, story_words
 
 WRAPPER = "idemsim-run"
 """The class of the fragment's outer ``<div>``: every rule of `STYLE` is scoped under it."""
@@ -99,9 +100,11 @@ def page(run, svg: str, lang: str = "en", max_rows: int = 400) -> str:
     the figure and the timeline, in ``lang``."""
     e = html.escape
     title = t("html.title", lang, name=run.name, design=run.design, seed=run.seed)
+    names = scene(run, lang).parties
     rows = []
     for event in list(run.trace)[:max_rows]:
-        rows.append(f"<tr><td class='idemsim-time'>{event.t:.3f}</td><td class='idemsim-who'>{e(who(event, lang))}</td>"
+        rows.append(f"<tr><td class='idemsim-time'>{event.t:.3f}</td>"
+                    f"<td class='idemsim-who'>{e(who(event, lang, names))}</td>"
                     f"<td>{with_icons(describe(event, short=True, lang=lang), lang)}</td></tr>")
     more = len(run.trace) - max_rows
     if more > 0:
@@ -123,8 +126,9 @@ def summary_rows(run, lang: str = "en") -> str:
     broke), the faults, the story's check (and why it differs), the seed."""
     e = html.escape
     s = run.summary
-    design = s.design_verdict
-    holds = green(design)
+    drawn = scene(run, lang)
+    verdicts = drawn.verdicts
+    holds = verdicts.holds
     out: list[str] = []
 
     def row(name: str, value: str, cls: str = "") -> None:
@@ -134,12 +138,11 @@ def summary_rows(run, lang: str = "en") -> str:
     row(t("term.charges", lang), str(s.charges))
     row(t("term.captures", lang), money_text(s.ledger, lang))
     if not is_load(run):
-        for op in s.operations:
-            name = (t("term.client_saw", lang) if len(s.operations) == 1
-                    else t("term.op_saw", lang, op=op["op"], client=op["client"]))
-            outcome = op["outcome"] if holds or op["outcome"] != "ok" else ""
-            seen = seen_text(op["seen"], op["outcome"], op["status"], lang)
-            row(name, seen, f"idemsim-outcome-{outcome}" if outcome else "")
+        for ending in drawn.endings:
+            name = (t("term.client_saw", lang) if len(drawn.endings) == 1
+                    else t("term.op_saw", lang, op=ending.op, client=ending.client))
+            outcome = ending.outcome if holds or ending.outcome != "ok" else ""
+            row(name, ending.said, f"idemsim-outcome-{outcome}" if outcome else "")
     if s.replays:
         row(t("term.replayed", lang), t("term.identical" if s.replay_identical else "term.different", lang))
     if s.wait_seconds:
@@ -150,21 +153,18 @@ def summary_rows(run, lang: str = "en") -> str:
         row("" if i else t("term.left_open", lang), item.said(lang) if hasattr(item, "said") else str(item))
     if any(ev.kind == "state.change" and ev.data["resource"] == "balance" for ev in run.trace):
         row(t("term.balance", lang), str(s.balance))
-    row(t("term.design", lang), design_words(design, s.violations, lang, names=True),
-        "idemsim-holds" if holds else "idemsim-broken")
-    for v in s.violations[:MAX_VIOLATIONS_SHOWN]:
-        row(t("term.broken", lang), describe_violation(v, lang), "idemsim-problem")
+    row(t("term.design", lang), verdicts.design_named, "idemsim-holds" if holds else "idemsim-broken")
+    for said in verdicts.broken[:MAX_VIOLATIONS_SHOWN]:
+        row(t("term.broken", lang), said, "idemsim-problem")
     if len(s.violations) > MAX_VIOLATIONS_SHOWN:
         row("", t("term.more_broken", lang, n=len(s.violations) - MAX_VIOLATIONS_SHOWN), "idemsim-problem")
     for f, fault in zip(s.faults, run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
         row(t("term.fault", lang), f"{said} — " + t("term.happened" if f["fired"] else "term.never", lang))
-    check = s.story_check
-    expectation = run.scenario.expect.get(run.design)
-    stated = expectation.stated() if expectation is not None else None
+    check = verdicts.story_check
     differs = "idemsim-differs" if check in ("differs", "vacuous") else ""
-    row(t("term.story", lang), story_words(check, stated, lang), differs)
-    for reason in story_reasons(check, s.failures, s.violations, s.expected_breaks, lang):
+    row(t("term.story", lang), verdicts.story_long, differs)
+    for reason in verdicts.story_reasons:
         row("", reason, differs)
     row(t("term.seed", lang), str(run.seed))
     return "".join(out)

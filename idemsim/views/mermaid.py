@@ -1,7 +1,11 @@
 """Mermaid diagrams of a run, in the article's style: a sequence diagram of each story, and the key record's
 state diagram with the steps the run took.
 
-`sequence` draws one `sequenceDiagram` from a run's trace: participants client (one per client process), API (one
+Both read what the run's scene (`idemsim.views.scene`) says of the story: the parties' names, the attempts, the
+ledgers' duplicates and orphans, what a wait waits for, how each client ended, the two verdicts and the key's
+steps; the trace gives only the order of the steps and their words of SQL.
+
+`sequence` draws one `sequenceDiagram` of a run: participants client (one per client process), API (one
 lifeline per handler, ``API #1``, ``API #2``, when two are alive at once), DB and the payment processor (and the
 completer, the reaper, the recovery job when they act); each message and note starts with the simulated time
 (``t=0.250``); requests and answers as arrows with their status (solid for requests and calls, dotted for
@@ -35,8 +39,8 @@ from ..base.http import REASONS
 from ..base.i18n import MESSAGES, wide
 from ..base.i18n import text as t
 from ..judge.summary import is_load
-from .names import amount_text, attempt_name, party_name
-from .verdicts import design_words, green, problems, short_story_words
+from .names import amount_text
+from .scene import Scene, scene
 
 INIT = ('%%{init: {"theme":"base","themeVariables":{"primaryColor":"#eaf1f5","primaryTextColor":"#28343b",'
         '"primaryBorderColor":"#9cabb5","lineColor":"#596b76","textColor":"#28343b","actorBkg":"#eaf1f5",'
@@ -76,8 +80,8 @@ class _Lanes:
     first goes on: one lane would read as one API that failed and then charged anyway); DB, processor, the
     completer, and the background jobs (reaper, recovery) when they act."""
 
-    def __init__(self, events: list, lang: str) -> None:
-        self.lang = lang
+    def __init__(self, events: list, drawn: Scene) -> None:
+        self.drawn = drawn
         self.clients: dict[str, str] = {}
         spans: dict[str, list[float]] = {}
         self.handler_of: dict[str, str] = {}
@@ -122,9 +126,8 @@ class _Lanes:
         return aliases[0], aliases[-1]
 
     def name(self, actor: str) -> str:
-        """A party in words, as every view writes it (`idemsim.views.names.party_name`): ``API #2`` for
-        ``api#2``."""
-        return party_name(actor, self.lang)
+        """A party in words, as the scene names it (``API #2`` for ``api#2``)."""
+        return self.drawn.party(actor)
 
     def declarations(self) -> list[str]:
         lines = [f"participant {alias} as {escape(self.name(name))}" for name, alias in self.clients.items()]
@@ -280,10 +283,12 @@ def sequence(run, lang: str = "en") -> str:
     if is_load(run):
         return load_sequence(run, lang)
     events = list(run.trace)
-    lanes = _Lanes(events, lang)
+    drawn = scene(run, lang)
+    lanes = _Lanes(events, drawn)
+    waits = {(sp.lane, sp.start): sp for sp in drawn.spans if sp.kind == "wait"}
     lost = {(e.kind, e.data.get("request"), e.data.get("dst")) for e in events
             if e.kind in ("request.lost", "response.lost", "processor.lost")}
-    extra_charges, extra_captures, orphans = _marked(run.summary.violations)
+    extra_charges, extra_captures, orphans = _marked(drawn)
     lone = len(lanes.clients) == 1
     lines = [INIT, "sequenceDiagram", f"%% {_comment(_title(run))}"]
     lines += lanes.declarations()
@@ -337,7 +342,7 @@ def sequence(run, lang: str = "en") -> str:
             handler = lanes.of(lanes.handler_of.get(d["request"], ""))
             arrow = "-x" if ("request.lost", d["request"], "api") in lost else "->>"
             key = f"<br/>key: {escape(d['key'])}" if d.get("key") else ""
-            retry = t("mm.attempt_suffix", lang, attempt=attempt_name(d["attempt"], lang)) if d["attempt"] > 1 else ""
+            retry = t("mm.attempt_suffix", lang, attempt=drawn.attempts[d["request"]]) if d["attempt"] > 1 else ""
             lines.append(f"{a}{arrow}{handler}: {at(e.t)}{escape(d['method'])} {escape(d['path'])}{retry}{key}")
             if arrow == "-x":
                 note(f"{a},{handler}", [t("mm.request_lost", lang)])
@@ -359,7 +364,9 @@ def sequence(run, lang: str = "en") -> str:
             note(a, [at(e.t) + t("mm.give_up", lang)])
         elif k == "db.wait":
             lines.append(f"{a}->>D: {at(e.t)}{statement({**d, 'rows': None}, lang)}")
-            note(f"{a},D", [t("mm.waits", lang, who=lanes.name(e.actor), holder=lanes.name(d["blocked_by"]))])
+            wait = waits.get((e.actor, round(e.t, 6)))
+            holder = wait.info.get("holder") if wait is not None and wait.info.get("holder") else d["blocked_by"]
+            note(f"{a},D", [t("mm.waits", lang, who=lanes.name(e.actor), holder=lanes.name(holder))])
         elif k == "db.result":  # a statement that waited
             lines.append(f"D-->>{a}: {at(e.t)}{t('mm.after_wait', lang, seconds=_seconds(d['waited'], lang))}"
                          f"{_result(d, lang)}")
@@ -402,8 +409,8 @@ def sequence(run, lang: str = "en") -> str:
     if in_rect:
         lines.append("end")
     first, last = _span(lanes)
-    lines.append(f"rect {VERDICT_FILL[green(run.summary.design_verdict)]}")
-    lines.append(f"Note over {first},{last}: {_text(_verdict(run, lang), VERDICT_WIDTH)}")
+    lines.append(f"rect {VERDICT_FILL[drawn.verdicts.holds]}")
+    lines.append(f"Note over {first},{last}: {_text(_verdict(run, drawn, lang), VERDICT_WIDTH)}")
     lines.append("end")
     return "\n".join(lines) + "\n"
 
@@ -418,21 +425,17 @@ def _and(ids: list[str], lang: str) -> str:
     return (t("list.sep", lang).join(ids[:-1]) + t("mm.and", lang) + ids[-1]) if len(ids) > 1 else "".join(ids)
 
 
-def _marked(violations: list[dict]) -> tuple[dict[str, list[str]], dict[str, list[str]], set[str]]:
-    """The steps a diagram emphasises, from the properties a run broke: each charge row and each capture after a
+def _marked(drawn: Scene) -> tuple[dict[str, list[str]], dict[str, list[str]], set[str]]:
+    """The steps a diagram emphasises, from the scene's ledgers: each charge row and each capture after a
     purchase's first (with every id of that purchase), and each orphan capture."""
     charges: dict[str, list[str]] = {}
     captures: dict[str, list[str]] = {}
     orphans: set[str] = set()
-    for v in violations:
-        key, fields = v.get("key"), v.get("fields") or {}
-        ids = [i["id"] for i in fields.get("ids") or []]
-        if key == "viol.charged":
-            charges.update({i: ids for i in ids[1:]})
-        elif key == "viol.captured":
-            captures.update({i: ids for i in ids[1:]})
-        elif key == "viol.orphan_capture" and fields.get("id"):
-            orphans.add(fields["id"])
+    for purchase in drawn.ledger:
+        for entries, marked in ((purchase.charges, charges), (purchase.captures, captures)):
+            ids = [entry.id for entry in entries]
+            marked.update({entry.id: ids for entry in entries if entry.duplicate})
+        orphans |= {entry.id for entry in purchase.captures if entry.orphan}
     return charges, captures, orphans
 
 
@@ -448,31 +451,30 @@ def _span(lanes: _Lanes) -> tuple[str, str]:
     return next(iter(lanes.clients.values()), "A"), last
 
 
-def _verdict(run, lang: str) -> list[str]:
+def _verdict(run, drawn: Scene, lang: str) -> list[str]:
     """The closing note's lines, raw: the ledgers, how each client ended, the design's verdict (a line a problem
-    when it broke) and the story's check."""
+    when it broke) and the story's check, as the scene says them."""
     s = run.summary
     parts = [t("mm.charges", lang, n=s.charges), t("mm.captures", lang, n=s.captures)]
     if not is_load(run):
-        for op in s.operations:
-            parts.append(t("mm.client_ended", lang, client=party_name(op["client"], lang),
-                           outcome=t("outcome." + op["outcome"], lang), status=op["status"] or ""))
-    return parts + _verdict_lines(run, lang)
+        for ending in drawn.endings:
+            parts.append(t("mm.client_ended", lang, client=ending.name, outcome=t("outcome." + ending.outcome, lang),
+                           status=ending.status or ""))
+    return parts + _verdict_lines(drawn, lang)
 
 
-def _verdict_lines(run, lang: str) -> list[str]:
-    s = run.summary
-    design = s.design_verdict
+def _verdict_lines(drawn: Scene, lang: str) -> list[str]:
+    verdicts = drawn.verdicts
     parts = []
-    if green(design):
-        parts.append(t("design.line", lang, verdict=design_words(design, s.violations, lang)))
+    if verdicts.holds:
+        parts.append(t("design.line", lang, verdict=verdicts.design))
     else:  # a line a problem
-        said = problems(s.violations, lang)
+        said = verdicts.problems
         sep = t("problem.sep", lang).rstrip()
         for i, problem in enumerate(said):
             words = t("design.line", lang, verdict=t("design.broken", lang, problems=problem)) if i == 0 else problem
             parts.append(words + (sep if i < len(said) - 1 else ""))
-    parts.append(t("story.line", lang, check=short_story_words(s.story_check, lang)))
+    parts.append(t("story.line", lang, check=verdicts.story))
     return parts
 
 
@@ -517,9 +519,10 @@ def load_sequence(run, lang: str = "en") -> str:
         db.append(t("mm.load_index", lang, n=s.waiting_peak, seconds=s.wait_seconds))
     db.append(t("mm.load_keys", lang, held=s.keys_held, in_progress=s.keys_in_progress))
     lines.append(f"Note over A,D: {_text(db)}")
-    lines.append(f"rect {VERDICT_FILL[green(s.design_verdict)]}")
+    drawn = scene(run, lang)
+    lines.append(f"rect {VERDICT_FILL[drawn.verdicts.holds]}")
     closing = [t("mm.load_operations", lang, n=len(ops), ok=outcomes["ok"], fail=outcomes["fail"],
-                 info=outcomes["info"]), *_verdict(run, lang)]
+                 info=outcomes["info"]), *_verdict(run, drawn, lang)]
     lines.append(f"Note over C,P: {_text(closing, VERDICT_WIDTH)}")
     lines.append("end")
     return "\n".join(lines) + "\n"
@@ -531,105 +534,36 @@ STATES = ("None", "InProgress", "Done")
 
 def key_transitions(run) -> tuple[str | None, list[tuple[str, str, str]]]:
     """The first operation's key and the steps its record took, in order: (from, to, the catalogue's message
-    for the step). A transaction's steps are counted when it ends: committed, a registration alone is
-    ``st.registered``, a registration with the charge and the stored answer (same-tx) is ``st.inserted`` then
-    ``st.together``; rolled back (or dropped by a crash), a registration is ``st.inserted`` then
-    ``st.rolled_back`` (``st.dropped``). Outside a transaction each step counts at once: ``st.completed``,
-    ``st.released`` (a failure deletes the key), ``st.reclaimed`` (a record older than the lease deleted),
-    ``st.claimed`` (taken over in place), ``st.expired`` (the reaper)."""
-    events = list(run.trace)
-    key = next((e.data["key"] for e in events if e.kind == "attempt.send" and e.data.get("key")), None)
-    if key is None:
-        return None, []
-    out: list[tuple[str, str, str]] = []
-    state = "None"
-    blocks: dict[str, list[tuple[str, str]]] = {}
-
-    def apply(to: str, why: str) -> None:
-        nonlocal state
-        if to != state or why == "st.claimed":
-            out.append((state, to, why))
-            state = to
-
-    def step(what: str, why: str, together: bool) -> None:
-        if what == "registered":
-            apply("InProgress", "st.inserted" if together else "st.registered")
-        elif what == "completed":
-            apply("Done", "st.together" if together else "st.completed")
-        elif what == "deleted":
-            apply("None", why)
-        elif what == "claimed":
-            apply("InProgress", why)
-
-    for e in events:
-        if e.kind != "db.result":
-            continue
-        d, conn = e.data, e.actor
-        op, f = d["op"], d.get("fields") or {}
-        if op == "begin" and not d["error"]:
-            blocks[conn] = []
-            continue
-        if op in ("commit", "rollback", "disconnect"):
-            block = blocks.pop(conn, None)
-            if block is None:
-                continue
-            if op == "commit" and not d["error"]:
-                whats = {what for what, _ in block}
-                for what, why in block:
-                    step(what, why, {"registered", "completed"} <= whats)
-            elif any(what == "registered" for what, _ in block):
-                apply("InProgress", "st.inserted")
-                apply("None", "st.dropped" if op == "disconnect" else "st.rolled_back")
-            continue
-        if d["error"]:
-            if conn in blocks:
-                blocks[conn] = []
-            continue
-        if op != "delete_expired" and f.get("key") != key or not (d.get("rows") or d.get("row")):
-            continue
-        if op in ("register_key", "insert_key"):
-            change = ("registered", "")
-        elif op == "complete_key":
-            change = ("completed", "")
-        elif op == "delete_key":
-            stale = f.get("status") == "in_progress" and "created_before" in f or conn == "recovery"
-            change = ("deleted", "st.reclaimed" if stale else "st.released")
-        elif op == "delete_expired":
-            change = ("deleted", "st.expired")
-        elif op == "claim_key":
-            change = ("claimed", "st.claimed")
-        else:
-            continue
-        if conn in blocks:
-            blocks[conn].append(change)
-        else:
-            step(*change, False)
-    return key, out
+    for the step), as the run's scene has them (`idemsim.views.scene.key_steps`)."""
+    drawn = scene(run)
+    return drawn.key, [(step.src, step.dst, step.why) for step in drawn.key_steps]
 
 
 def state(run, lang: str = "en") -> str:
-    """The key record's state diagram as the run's first key went: each step it took, once, with how many times
-    (in the order it first took them), in the design's own words (under same-tx the registration commits with
-    the charge); the states it passed through marked (green only when the design holds)."""
-    key, taken = key_transitions(run)
+    """The key record's state diagram as the run's first key went (the scene's ``key_steps``): each step it took,
+    once, with how many times (in the order it first took them), in the design's own words (under same-tx the
+    registration commits with the charge); the states it passed through marked (green only when the design
+    holds)."""
+    drawn = scene(run, lang)
+    key = drawn.key
     counts: dict[tuple[str, str, str], int] = {}
-    for step in taken:
-        counts[step] = counts.get(step, 0) + 1
-    visited = {"None"} | {b for _, b, _ in taken}
+    for step in drawn.key_steps:
+        counts[(step.src, step.dst, step.label)] = counts.get((step.src, step.dst, step.label), 0) + 1
+    visited = {"None"} | {step.dst for step in drawn.key_steps}
     lines = [INIT, "stateDiagram-v2", f"%% {_comment(_title(run))}" + (f" — key {_comment(key)}" if key
                                                                         else " — no key record")]
     lines += ["[*] --> None"] + [f"{name}: {escape(t(word, lang))}" for name, word in
                                  (("None", "state.absent"), ("InProgress", "state.in_progress"),
                                   ("Done", "state.done")) if name in visited]
-    for (a, b, message), n in counts.items():
-        label = _wrap(t(message, lang), LABEL_WIDTH)
+    for (a, b, words), n in counts.items():
+        label = _wrap(words, LABEL_WIDTH)
         more = t("st.taken", lang, n=n)
         if _cells(label[-1] + more) <= LABEL_WIDTH:
             label[-1] += more
         else:
             label.append(more.strip())
         lines.append(f"{a} --> {b}: " + "<br/>".join(escape(line) for line in label))
-    lines.append(TAKEN[green(run.summary.design_verdict)])
+    lines.append(TAKEN[drawn.verdicts.holds])
     if key:
         lines.append(f"class {','.join(s for s in STATES if s in visited)} taken")
     else:

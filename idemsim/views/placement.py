@@ -167,14 +167,16 @@ def _candidates(label: Label, gap: float, rings: int):
 
 
 def place(labels: list[Label], markers: list[Box], arrows: list[Segment], bounds: Box, *,
-          lines: list[Segment] = (), gap: float = 3.0, pad: float = 1.5) -> list[Placement | None]:
+          lines: list[Segment] = (), areas: list[Box] = (), gap: float = 3.0,
+          pad: float = 1.5) -> list[Placement | None]:
     """A placement for each label (None: dropped), in the order given; see the module's guarantees.
 
     ``markers``: boxes no label may cover, and none may sit nearer to than to what it names; ``arrows``:
     segments a label should rather not cover; ``lines``: segments (lanes) it should cover still less gladly
-    than nothing, but rather than an arrow. ``gap``: pixels between a label and its anchor's mark; ``pad``:
-    pixels kept free around each label."""
-    taken: list[Box] = [tuple(o) for o in markers]
+    than nothing, but rather than an arrow. ``areas``: boxes no label may cover either (a band of a row), which
+    a label may sit next to without seeming to name them. ``gap``: pixels between a label and its anchor's
+    mark; ``pad``: pixels kept free around each label."""
+    taken: list[Box] = [tuple(o) for o in markers] + [tuple(a) for a in areas]
     result: list[Placement | None] = [None] * len(labels)
     order = sorted(range(len(labels)), key=lambda i: (labels[i].priority, i))
     for i in order:

@@ -40,7 +40,20 @@ Fields of `Scene` (each a dataclass of str, float, int, bool, None, list and dic
   against the truth (``captured``: captures of its purchase by then); ``differs`` when it believes paid and
   nothing was captured, or believes not paid and money was.
 - ``verdicts``: the design's (``design_verdict`` holds/broken, ``design`` in words, ``holds``) and the
-  story's (``story_check``, ``story`` in words, ``story_says``), as `idemsim.views.verdicts` words them.
+  story's (``story_check``, ``story`` in words, ``story_says``), as `idemsim.views.verdicts` words them; and
+  the longer words a summary shows: ``design_named`` (with the properties' names), ``problems`` (what went wrong,
+  one phrase a kind), ``broken`` (each violation, the first `MAX_BROKEN`), ``story_long`` (the check with what
+  the file states) and ``story_reasons`` (why it does not reproduce the article, one line each).
+- ``violations``: the summary's violations, as the JSON output has them.
+- ``parties``: each party's display name by its trace id (every actor of the trace, and ``api``, ``db``,
+  ``processor``, ``completer``): the name every view writes (`idemsim.views.names.party_name`).
+- ``attempts``: each request's attempt in words by the request's id (``1.2`` → ``attempt 2``).
+- ``endings``: one `Ending` per operation: its ``client`` (id and ``name``), what it saw (``seen``: each
+  answer's status, ``timeout`` where none came), its ``outcome`` and final ``status``, and ``said``, the line
+  that says both (``timeout, 201 → ok 201``).
+- ``key``, ``key_steps``: the first operation's key (None: it sent none) and the steps its record took, in
+  order (`KeyStep`: ``src`` and ``dst`` states None/InProgress/Done, ``why`` the catalogue's message for the
+  step, ``label`` in words): the key record's state diagram.
 """
 
 from __future__ import annotations
@@ -50,11 +63,14 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from ..base.i18n import language, text
-from ..judge.properties import captures_per_operation, charges_per_operation, is_charge
+from ..judge.properties import captures_per_operation, charges_per_operation, describe_violation, is_charge
 from ..model.db.sql import DEFAULT_TTL
 from . import spacetime
-from .names import attempt_name, party_name
-from .verdicts import design_words, green, short_story_words
+from .names import attempt_name, party_name, seen_text
+from .verdicts import design_words, green, problems, short_story_words, story_reasons, story_words
+
+MAX_BROKEN = 5
+"""The violations a scene words one by one (``verdicts.broken``); a summary says how many more there are."""
 
 
 @dataclass
@@ -223,6 +239,30 @@ class Verdicts:
     story_check: str
     story: str
     story_says: str
+    design_named: str = ""
+    problems: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+    story_long: str = ""
+    story_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Ending:
+    op: int
+    client: str
+    name: str
+    seen: list[Any]
+    outcome: str
+    status: int | None
+    said: str
+
+
+@dataclass
+class KeyStep:
+    src: str
+    dst: str
+    why: str
+    label: str
 
 
 @dataclass
@@ -242,6 +282,11 @@ class Scene:
     beliefs: list[Belief]
     verdicts: Verdicts
     violations: list[dict[str, Any]] = field(default_factory=list)
+    parties: dict[str, str] = field(default_factory=dict)
+    attempts: dict[str, str] = field(default_factory=dict)
+    endings: list[Ending] = field(default_factory=list)
+    key: str | None = None
+    key_steps: list[KeyStep] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -252,6 +297,10 @@ class Scene:
     def name(self, actor: str) -> str:
         """The display name of an actor (a lane's name; an actor without a lane keeps its own)."""
         return next((lane.name for lane in self.lanes if lane.id == actor), actor)
+
+    def party(self, actor: str) -> str:
+        """A party's display name (``parties``; one the run never saw, as `idemsim.views.names` says it)."""
+        return self.parties.get(actor) or party_name(actor, self.lang)
 
 
 # -- the scene ------------------------------------------------------------------------------------------------
@@ -280,11 +329,42 @@ def scene(run, lang: str | None = None) -> Scene:
     messages = [_message(m, lang) for m in diagram.messages]
     spans = [_span(sp, names, lang) for sp in diagram.spans]
     marks = [_mark(m, lang) for m in diagram.marks]
-    verdicts = Verdicts(s.design_verdict, design_words(s.design_verdict, s.violations, lang), green(s.design_verdict),
-                        s.story_check, short_story_words(s.story_check, lang), s.story_says)
+    verdicts = _verdicts(run, lang)
     title = text("figure.title", lang, story=run.name, design=run.design, seed=run.seed)
+    parties = {p: party_name(p, lang) for p in _parties(events)}
+    attempts = {e.data["request"]: attempt_name(e.data["attempt"], lang) for e in events if e.kind == "attempt.send"}
+    endings = [Ending(op["op"], op["client"], parties.get(op["client"]) or party_name(op["client"], lang),
+                      list(op["seen"]), op["outcome"], op["status"],
+                      seen_text(op["seen"], op["outcome"], op["status"], lang)) for op in s.operations]
+    key, steps = key_steps(events)
     return _rounded(Scene(run.name, run.design, run.seed, lang, title, diagram.end, lanes, messages, spans, marks,
-                          keys, ledger, beliefs, verdicts, [dict(v) for v in s.violations]))
+                          keys, ledger, beliefs, verdicts, [dict(v) for v in s.violations], parties, attempts,
+                          endings, key, [KeyStep(a, b, why, text(why, lang)) for a, b, why in steps]))
+
+
+def _parties(events) -> list[str]:
+    """Every party of a trace, in the order they first appear, then the API, the DB, the processor, the completer."""
+    seen: dict[str, None] = {}
+    for e in events:
+        for p in (e.actor, e.target, e.data.get("src"), e.data.get("dst"), e.data.get("handler"),
+                  e.data.get("blocked_by")):
+            if isinstance(p, str) and p:
+                seen.setdefault(p)
+    for p in ("api", "db", "processor", "completer"):
+        seen.setdefault(p)
+    return list(seen)
+
+
+def _verdicts(run, lang: str) -> Verdicts:
+    s = run.summary
+    expectation = run.scenario.expect.get(run.design)
+    stated = expectation.stated() if expectation is not None else None
+    return Verdicts(s.design_verdict, design_words(s.design_verdict, s.violations, lang), green(s.design_verdict),
+                    s.story_check, short_story_words(s.story_check, lang), s.story_says,
+                    design_words(s.design_verdict, s.violations, lang, names=True), problems(s.violations, lang),
+                    [describe_violation(v, lang) for v in s.violations[:MAX_BROKEN]],
+                    story_words(s.story_check, stated, lang),
+                    story_reasons(s.story_check, s.failures, s.violations, s.expected_breaks, lang))
 
 
 _TIMES = frozenset({"end", "sent", "arrived", "lost_at", "start", "t", "created"})
@@ -525,6 +605,83 @@ def _key_record(record: _Record, again: bool, end: float, names: dict[str, str],
     retention = Retention(record.begun, record.expires, record.ttl, text("key.ttl", lang, s=record.ttl))
     return KeyRecord(record.key, record.created, record.owner, record.event, states, ended, retention, again,
                      text("key.again", lang, key=record.key) if again else "")
+
+
+def key_steps(events) -> tuple[str | None, list[tuple[str, str, str]]]:
+    """The first operation's key and the steps its record took (the key record's state diagram), in order:
+    (from, to, the catalogue's message for the step). A transaction's steps are counted when it ends: committed,
+    a registration alone is ``st.registered``, a registration with the charge and the stored answer (same-tx)
+    is ``st.inserted`` then ``st.together``; rolled back (or dropped by a crash), a registration is ``st.inserted`` then
+    ``st.rolled_back`` (``st.dropped``). Outside a transaction each step counts at once: ``st.completed``,
+    ``st.released`` (a failure deletes the key), ``st.reclaimed`` (a record older than the lease deleted),
+    ``st.claimed`` (taken over in place), ``st.expired`` (the reaper)."""
+    key = next((e.data["key"] for e in events if e.kind == "attempt.send" and e.data.get("key")), None)
+    if key is None:
+        return None, []
+    out: list[tuple[str, str, str]] = []
+    state = "None"
+    blocks: dict[str, list[tuple[str, str]]] = {}
+
+    def apply(to: str, why: str) -> None:
+        nonlocal state
+        if to != state or why == "st.claimed":
+            out.append((state, to, why))
+            state = to
+
+    def step(what: str, why: str, together: bool) -> None:
+        if what == "registered":
+            apply("InProgress", "st.inserted" if together else "st.registered")
+        elif what == "completed":
+            apply("Done", "st.together" if together else "st.completed")
+        elif what == "deleted":
+            apply("None", why)
+        elif what == "claimed":
+            apply("InProgress", why)
+
+    for e in events:
+        if e.kind != "db.result":
+            continue
+        d, conn = e.data, e.actor
+        op, f = d["op"], d.get("fields") or {}
+        if op == "begin" and not d["error"]:
+            blocks[conn] = []
+            continue
+        if op in ("commit", "rollback", "disconnect"):
+            block = blocks.pop(conn, None)
+            if block is None:
+                continue
+            if op == "commit" and not d["error"]:
+                whats = {what for what, _ in block}
+                for what, why in block:
+                    step(what, why, {"registered", "completed"} <= whats)
+            elif any(what == "registered" for what, _ in block):
+                apply("InProgress", "st.inserted")
+                apply("None", "st.dropped" if op == "disconnect" else "st.rolled_back")
+            continue
+        if d["error"]:
+            if conn in blocks:
+                blocks[conn] = []
+            continue
+        if op != "delete_expired" and f.get("key") != key or not (d.get("rows") or d.get("row")):
+            continue
+        if op in ("register_key", "insert_key"):
+            change = ("registered", "")
+        elif op == "complete_key":
+            change = ("completed", "")
+        elif op == "delete_key":
+            stale = f.get("status") == "in_progress" and "created_before" in f or conn == "recovery"
+            change = ("deleted", "st.reclaimed" if stale else "st.released")
+        elif op == "delete_expired":
+            change = ("deleted", "st.expired")
+        elif op == "claim_key":
+            change = ("claimed", "st.claimed")
+        else:
+            continue
+        if conn in blocks:
+            blocks[conn].append(change)
+        else:
+            step(*change, False)
+    return key, out
 
 
 # -- the ledgers ----------------------------------------------------------------------------------------------

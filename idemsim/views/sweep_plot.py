@@ -132,6 +132,7 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
     marks = marks or []
     axis = result.axes[0]
     panels = fig.subplots(len(measures), 1, sharex=True, squeeze=False)[:, 0]
+    banded = False
     for panel, measure in zip(panels, measures):
         flat = []
         for design in result.designs:
@@ -142,8 +143,9 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
             if values and all(v[0] == 0 for v in values) and values[0][1] is not None and len(result.designs) > 1:
                 flat.append(design)  # drawn once below: five lines on top of each other hide each other
                 continue
-            panel.plot(xs, [v[0] for v in values], label=design, **style.line())
+            panel.plot(xs, [v[0] for v in values], label=design, clip_on=False, **style.line())  # (0 on the axis)
             if values and values[0][1] is not None:
+                banded = True
                 panel.fill_between(xs, [v[1] for v in values], [v[2] for v in values], color=style.colour,
                                    alpha=0.15, linewidth=0)
         if flat:
@@ -151,7 +153,7 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
             panel.plot(xs, [0] * len(xs), "-", color=ZERO, linewidth=6, solid_capstyle="butt", zorder=1,
                        label=textwrap.fill(t("sweep.zero", lang, designs=", ".join(flat)), 24,
                                            break_on_hyphens=False, break_long_words=False))
-        panel.set_ylabel(textwrap.fill(_label(measure, lang), 26 if lang == "en" else 14), fontsize=12)
+        panel.set_ylabel(balanced(_label(measure, lang), 26 if lang == "en" else 14), fontsize=12)
         if _is_rate(result, measure):
             panel.set_ylim(-0.02, 1.02)
         else:
@@ -161,7 +163,18 @@ def _rates(fig, result, measures: list[str], lang: str, marks: list | None = Non
             _mark(panel, mark)
         panel.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11, frameon=False, handlelength=3.2)
     _field_label(panels[-1], axis.field, lang)
-    panels[0].set_title(t("sweep.subtitle", lang, seeds=result.seeds), loc="left", fontsize=11)
+    panels[0].set_title(t("sweep.subtitle" if banded else "sweep.subtitle_no_bands", lang, seeds=result.seeds),
+                        loc="left", fontsize=11)
+
+
+def balanced(words: str, width: int) -> str:
+    """``words`` wrapped within ``width`` characters into as few lines as `textwrap` needs, as even as those
+    lines allow (``key records`` / ``held at the end``, never a last line of one short word)."""
+    lines = textwrap.wrap(words, width, break_on_hyphens=False)
+    while width > 4 and len(textwrap.wrap(words, width - 1, break_on_hyphens=False)) == len(lines):
+        width -= 1
+        lines = textwrap.wrap(words, width, break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def _closed(values: list[float]) -> list[float]:
@@ -197,6 +210,7 @@ def _series(fig, result, lang: str, marks: list | None = None) -> None:
     panel = fig.subplots()
     names = [a.field for a in result.axes]
     points = {d: 0 for d in result.designs}
+    steps: list[tuple[list[float], list[float], dict[str, Any]]] = []
     for row in result.rows:
         series = row["attempts_per_second"]
         xs = [k * series["window"] for k in range(len(series["per_second"]) + 1)]
@@ -207,10 +221,13 @@ def _series(fig, result, lang: str, marks: list | None = None) -> None:
         label = f"{row['design']}: {point}" if len(result.designs) > 1 else point
         if "peak_after_outage" in row:
             label = t("sweep.peak_after", lang, label=label, peak=round(row["peak_after_outage"]["p50"]))
-        panel.step(xs, _closed(series["per_second"]), where="post", color=_paler(style.colour, POINT_PALER[k % 4]),
-                   linestyle=POINT_DASHES[k % 4], linewidth=POINT_WIDTHS[k % 4], zorder=2 + k, label=label)
+        drawn = dict(where="post", color=_paler(style.colour, POINT_PALER[k % 4]), linestyle=POINT_DASHES[k % 4],
+                     linewidth=POINT_WIDTHS[k % 4], zorder=3 + k)
+        panel.step(xs, _closed(series["per_second"]), label=label, clip_on=False, **drawn)  # (0 drawn whole)
+        steps.append((xs, _closed(series["per_second"]), drawn))
     for mark in marks:
         _mark(panel, mark)
+    _enlarged(panel, steps, lang)
     panel.set_xlabel(t("sweep.time", lang), fontsize=12)
     panel.set_ylabel(t("sweep.attempts_per_second", lang), fontsize=12)
     panel.set_xlim(left=0)
@@ -219,6 +236,35 @@ def _series(fig, result, lang: str, marks: list | None = None) -> None:
     panel.grid(True, color="#dddddd")
     panel.legend(loc="upper left", bbox_to_anchor=(0.0, -0.1), fontsize=11, frameon=False, ncols=1,
                  handlelength=3.2)
+
+
+SHORT = 0.25
+"""A series that ends within this share of the longest one's time is drawn again, enlarged, in an inset."""
+INSET = (0.52, 0.28, 0.28, 0.52)
+"""Where the inset goes, in the panel's fractions (left, bottom, width, height): after the outage, above the
+slow tail of the jittered retries."""
+
+
+def _enlarged(panel, steps: list, lang: str) -> None:
+    """The first seconds of every series, enlarged in an inset, when some series end early (a retry budget:
+    every client gave up within seconds): drawn at the full scale they lie on top of one another by the axis."""
+    ends = [xs[-1] for xs, _, _ in steps if xs]
+    if not ends or not any(end <= SHORT * max(ends) for end in ends) or all(end <= SHORT * max(ends)
+                                                                             for end in ends):
+        return
+    until = max(end for end in ends if end <= SHORT * max(ends)) + 1
+    inset = panel.inset_axes(INSET)
+    for xs, ys, drawn in steps:
+        inset.step(xs, ys, clip_on=True, **drawn)
+    inset.set_xlim(0, until)
+    inset.set_ylim(-0.02 * panel.get_ylim()[1], panel.get_ylim()[1] * 1.02)
+    inset.set_title(t("sweep.enlarged", lang, s=until), fontsize=10, loc="left")
+    inset.tick_params(labelsize=9)
+    inset.grid(True, color="#dddddd")
+    inset.set_facecolor("white")
+    indicator = panel.indicate_inset_zoom(inset, edgecolor="#888888")
+    for line in getattr(indicator, "connectors", None) or (indicator[1] if isinstance(indicator, tuple) else []):
+        line.set_visible(False)  # (the frame on the first seconds says where the inset is from)
 
 
 def _paler(colour: str, white: float) -> str:

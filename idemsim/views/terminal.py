@@ -1,8 +1,10 @@
 """Rich output for the terminal: the one module that knows about colours and tables.
 
 Everything shown here is a view of a `Run` (its trace and summary); nothing is computed here that a check or
-the JSON output does not also have. Text from the input reaches rich only as `Text` made `safe` (or printed with
-``markup=False``): a name such as ``[/bold]`` is shown as written, never read as rich markup.
+the JSON output does not also have. What a run's summary says of its story (the parties' names, how each client
+ended, the two verdicts in words) is read from the run's scene (`idemsim.views.scene`), as every picture reads it.
+Text from the input reaches rich only as `Text` made `safe` (or printed with ``markup=False``): a name such as
+``[/bold]`` is shown as written, never read as rich markup.
 """
 
 from __future__ import annotations
@@ -30,15 +32,15 @@ from ..base.printable import (
     point_text,
     safe,  # noqa: F401 (views import it from here too)
 )
-from ..judge.properties import describe_violation
 from ..judge.statistics import percentile
 from ..judge.summary import is_load
 from ..model.designs import DESIGNS
 from .names import money_text, party_name, seen_text
 from .prose import ProseText, cells, reflow, unwrap_japanese, wrap
+from .scene import scene
 from .timeline import describe
 from .timeline import who as who_text
-from .verdicts import design_words, green, short_design_words, short_story_words, story_reasons, story_words
+from .verdicts import design_words, green, short_design_words, short_story_words, story_reasons
 
 OUTCOME_STYLE = {"ok": "green", "fail": "red", "info": "magenta"}
 """What an answer means to the client, one colour each (Jepsen's, as the figures draw them): green an ``ok``
@@ -136,13 +138,14 @@ def _timeline_rows(run, lang: str) -> list[tuple[str, str, str, str]]:
     rows = []
     holds = green(run.summary.design_verdict)
     methods = request_methods(run)
+    names = scene(run, lang).parties
     for e in run.trace:
         style = event_style(e, holds, methods)
         if e.kind == "db.result" and e.data.get("waited"):
             style = "yellow"
         if e.kind == "db.result" and e.data.get("error"):
             style = "red"
-        rows.append((f"{e.t:.3f}", safe(who_text(e, lang)), safe(describe(e, short=True, lang=lang)), style))
+        rows.append((f"{e.t:.3f}", safe(who_text(e, lang, names)), safe(describe(e, short=True, lang=lang)), style))
     return rows
 
 
@@ -226,9 +229,11 @@ def brief_lines(run, width: int, lang: str = "en") -> list[Text]:
     (as wide as the widest name in the run) and what happened, wrapped under itself (`prose.wrap`) within
     ``width``, never cut."""
     lines = [Text(safe(t("term.title", lang, name=run.name, design=run.design)), style="bold", overflow="fold")]
-    holds = green(run.summary.design_verdict)
+    drawn = scene(run, lang)
+    holds = drawn.verdicts.holds
     methods = request_methods(run)
-    rows = [(f"{e.t:8.3f}", safe(who_text(e, lang)), safe(describe(e, lang=lang)), event_style(e, holds, methods))
+    rows = [(f"{e.t:8.3f}", safe(who_text(e, lang, drawn.parties)), safe(describe(e, lang=lang)),
+             event_style(e, holds, methods))
             for e in run.trace if e.kind in BRIEF_KINDS]
     names = max((cells(w) for _, w, _, _ in rows), default=0)
     indent = 8 + 2 + names + 2
@@ -320,17 +325,19 @@ def _row(table: Table, *cells) -> None:
 
 
 def summary_table(run, sets: list[str] | None = None, source: str | None = None, lang: str = "en") -> Table:
+    """The run's summary as two columns: the ledgers, what each client saw, the waits and key records, the
+    design's verdict and the story's check (their words, the clients' names and endings from the run's scene)."""
     s = run.summary
+    drawn = scene(run, lang)
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
     _row(table, t("term.charges", lang), str(s.charges))
     _row(table, t("term.captures", lang), money_text(s.ledger, lang))
-    for op in ([] if is_load(run) else s.operations):
-        one = len(s.operations) == 1
-        label = t("term.client_saw", lang) if one else t("term.op_saw", lang, op=op["op"])
-        seen = seen_text(op["seen"], op["outcome"], op["status"], lang)
-        _row(table, label, seen if one else f"{party_name(op['client'], lang)}: {seen}")
+    for ending in ([] if is_load(run) else drawn.endings):
+        one = len(drawn.endings) == 1
+        label = t("term.client_saw", lang) if one else t("term.op_saw", lang, op=ending.op)
+        _row(table, label, ending.said if one else f"{ending.name}: {ending.said}")
     if s.replays:
         _row(table, t("term.replayed", lang), t("term.identical", lang) if s.replay_identical
                       else t("term.different", lang))
@@ -343,22 +350,20 @@ def summary_table(run, sets: list[str] | None = None, source: str | None = None,
         _row(table, "" if i else t("term.left_open", lang), item)
     if any(e.kind == "state.change" and e.data["resource"] == "balance" for e in run.trace):
         _row(table, t("term.balance", lang), str(s.balance))
-    design = s.design_verdict
-    _row(table, t("term.design", lang), ProseText(safe(design_words(design, s.violations, lang, names=True)),
-                                                  style=DESIGN_STYLE[design]))
-    for v in s.violations[:MAX_VIOLATIONS_SHOWN]:
-        _row(table, t("term.broken", lang), ProseText(safe(describe_violation(v, lang)), style="red"))
+    verdicts = drawn.verdicts
+    _row(table, t("term.design", lang), ProseText(safe(verdicts.design_named),
+                                                  style=DESIGN_STYLE[verdicts.design_verdict]))
+    for said in verdicts.broken[:MAX_VIOLATIONS_SHOWN]:
+        _row(table, t("term.broken", lang), ProseText(safe(said), style="red"))
     if len(s.violations) > MAX_VIOLATIONS_SHOWN:
         _row(table, "", Text(t("term.more_broken", lang, n=len(s.violations) - MAX_VIOLATIONS_SHOWN), style="red"))
     for f, fault in zip(s.faults, run.scenario.faults):
         said = fault.describe(lang) if hasattr(fault, "describe") else f["fault"]
         _row(table, t("term.fault", lang), ProseText(safe(f"{said} — " + (t("term.happened", lang) if f["fired"]
                                                                        else t("term.never", lang)))))
-    check = s.story_check
-    expectation = run.scenario.expect.get(run.design)
-    stated = expectation.stated() if expectation is not None else None
-    _row(table, t("term.story", lang), ProseText(safe(story_words(check, stated, lang)), style=STORY_STYLE[check]))
-    for reason in story_reasons(check, s.failures, s.violations, s.expected_breaks, lang):
+    check = verdicts.story_check
+    _row(table, t("term.story", lang), ProseText(safe(verdicts.story_long), style=STORY_STYLE[check]))
+    for reason in verdicts.story_reasons:
         _row(table, "", ProseText(safe(reason), style=STORY_STYLE[check]))
     _row(table, t("term.seed", lang), str(run.seed))
     return table

@@ -217,10 +217,15 @@ def endpoints(e: Event) -> tuple[str, str]:
     return e.actor, e.target or ""
 
 
-def who(e: Event, lang: str = "en") -> str:
-    """Who did it, and to whom, by their display names (`names.party_name`): ``API #1 → DB``, ``client``."""
+def who(e: Event, lang: str = "en", names: dict[str, str] | None = None) -> str:
+    """Who did it, and to whom, by their display names: ``API #1 → DB``, ``client``; from ``names`` (a scene's
+    ``parties``) when given, else `names.party_name`."""
     src, dst = endpoints(e)
-    return f"{party_name(src, lang)} → {party_name(dst, lang)}" if dst else party_name(src, lang)
+
+    def name(party: str) -> str:
+        return (names or {}).get(party) or party_name(party, lang)
+
+    return f"{name(src)} → {name(dst)}" if dst else name(src)
 
 
 def rows(events: Iterable[Event], lang: str = "en") -> list[tuple[str, str, str]]:
