@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
-pytest_plugins = ["pg"]
-"""tests/pg.py: the `postgres_dsn` fixture, for every test that needs a real PostgreSQL."""
+pytest_plugins = ["pg", "browser"]
+"""tests/pg.py: the `postgres_dsn` fixture, for every test that needs a real PostgreSQL; tests/browser.py: the
+browser tests' fixtures (a headless Chromium, `idemsim serve`, the static site)."""
 
 settings.register_profile("dev", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
