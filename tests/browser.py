@@ -218,9 +218,13 @@ class Page:
         return entries
 
     def console_errors(self) -> list[str]:
-        """Every SEVERE console message since this Page began (then forgotten, so each test sees its own)."""
+        """Every SEVERE console message since the last call (then forgotten, so each test sees its own).
+
+        Chromium itself logs "Failed to load resource" (source ``network``) for every answer ≥ 400, a page's
+        own fetch included; those come back as "network: URL - …" for the test to judge."""
         self.read_console()
-        errors = [e["message"] for e in self.console if e.get("level") == "SEVERE"]
+        errors = [("network: " if e.get("source") == "network" else "") + e["message"]
+                  for e in self.console if e.get("level") == "SEVERE"]
         self.console.clear()
         return errors
 
