@@ -328,7 +328,7 @@ class TestTheDocs:
 
     def test_the_python_example_runs_and_says_what_it_shows(self):
         """docs/web.md's engine example runs; the error it quotes begins as the engine's does."""
-        code = re.search(r"```python\n(.*?)```", self.DOC, re.S).group(1)
+        code = re.search(r"```text\n(from idemsim.web import engine\n.*?)```", self.DOC, re.S).group(1)
         lines = code.strip().splitlines()
         namespace: dict = {}
         exec("\n".join(lines[:-1]), namespace)

@@ -3,8 +3,9 @@
 // - Every state is a URL: after each run the address is `?<answer.query>` (plus `lang` when it differs from the
 //   browser's), replaced on the first load and pushed after each change (Back returns to the previous story).
 // - window.idemsim = {ready, state(), messages(), lose(event), crash(handler, point)}: `ready` resolves once the
-//   URL's story is drawn (a static site's embedded story, drawn before the engine has loaded, counts; or once its
-//   error is shown); lose/crash resolve once the re-run is drawn; losing a lost message
+//   URL's story is drawn by the engine (a static site's embedded story is drawn at once, but `ready` waits for
+//   the engine's run of it, so that a click is answered at once; navigating away while Pyodide was still loading
+//   crashed headless Chromium's tab in the browser tests), or once its error is shown; lose/crash resolve once the re-run is drawn; losing a lost message
 //   resolves at once and changes nothing. No promise of the page ever rejects and nothing is thrown to the console:
 //   an error (a bad URL, an engine's 400) is one line in #error.
 // - Every word shown comes from the engine's answer or catalogue, or from words.js (the page's own).
@@ -158,6 +159,8 @@ function render(answer, keepTime = false) {
   $("story-verdict").textContent = fill(words.story_line, { check: scene.verdicts.story });
   syncPickers();
   closeCrashMenu();
+  const focused = document.activeElement && document.activeElement.closest ? document.activeElement.closest("#scene [data-event], #scene [data-lane]") : null;
+  const again = focused ? (focused.hasAttribute("data-event") ? `[data-event="${focused.dataset.event}"]` : `[data-lane="${focused.dataset.lane}"]`) : null;
   page.drawing = drawScene($("scene"), scene, {
     width: stageWidth(),
     fit: Math.max(320, window.innerHeight - $("stage").getBoundingClientRect().top - window.scrollY - 100),
@@ -173,6 +176,10 @@ function render(answer, keepTime = false) {
   });
   page.drawing.breaks = breakTime(scene);
   player.load(page.drawing, keepTime);
+  if (again) { // keyboard focus stays on the thing it was on (the message just lost, the handler just crashed)
+    const node = $("scene").querySelector(again);
+    if (node && node.hasAttribute("tabindex")) node.focus(); else $("play").focus();
+  }
 }
 
 const WIDE = /[\u2E80-\u9FFF\uF900-\uFAFF\uFF00-\uFFEF]/;
@@ -329,7 +336,7 @@ function openCrashMenu(lane, anchor) {
     b.dataset.point = point;
     b.textContent = words[`crash_at.${point}`] || point;
     b.title = h.crash[point];
-    b.addEventListener("click", () => { closeCrashMenu(); safely(crash(lane, point)); });
+    b.addEventListener("click", () => { closeCrashMenu(); anchor.focus(); safely(crash(lane, point)); });
     menu.append(b);
   }
   const close = document.createElement("button");
@@ -548,24 +555,26 @@ async function start() {
     return;
   }
   const asked = { ...query, lang: query.lang || page.lang };
-  try {
-    const first = page.engine.embedded ? await page.engine.embedded(asked) : null;
-    if (first && first.scene && !page.answer) {
-      render(first);
-      page.embedded = true;
-      drawn(); // the URL's story is on screen: `ready`, though the engine may still be loading
-    }
-  } catch (e) {
-    /* no embedded story: the engine's run draws the first picture */
-  }
   const catalog = page.engine.catalog(page.lang).then((c) => {
     page.catalog = c;
     words = wordsFor(page.lang, c.ui);
     applyWords();
     fillPickers();
   }, showError);
-  await run(asked, { push: false, remember: false });
-  await catalog;
+  const running = run(asked, { push: false, remember: false });
+  try {
+    // meanwhile the site's embedded story, for a scenario the catalogue has (the page asks for no file it lacks)
+    await catalog;
+    const known = Boolean(scenarioOf(asked.scenario || "lost-response"));
+    const first = known && page.engine.embedded && !page.answer ? await page.engine.embedded(asked) : null;
+    if (first && first.scene && !page.answer) {
+      render(first);
+      page.embedded = true; // (`ready` waits for the engine: see the guarantees above)
+    }
+  } catch (e) {
+    /* no embedded story: the engine's run draws the first picture */
+  }
+  await running;
   if (!page.loaded) status("");
 }
 

@@ -33,8 +33,7 @@ export function showComparison(container, result, { words, onChoose }) {
     const story = document.createElement("p");
     story.className = "verdict neutral";
     story.textContent = scene.verdicts.story;
-    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    svg.setAttribute("role", "img");
+    const svg = document.createRange().createContextualFragment('<svg role="img"></svg>').firstElementChild;
     svg.setAttribute("aria-label", `${design}: ${scene.verdicts.design}`);
     panel.append(head, verdict, story, svg);
     container.append(panel);

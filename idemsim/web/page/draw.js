@@ -10,9 +10,10 @@
 //   up to where it is, with a dot at its head, and a span only up to t. `setTime(Infinity)` shows the whole story.
 // - Colours as the figures (Okabe–Ito): green only for an `ok` on a run whose design holds, vermilion for broken,
 //   reddish purple (Jepsen's info) for unknown. Labels never overlap each other or a mark: a label that fits
-//   nowhere is shortened or left out (its words stay in the element's tooltip).
+//   nowhere is shortened or left out (its words stay in the element's tooltip); what makes the story (a key
+//   record's end, a new purchase on an old key, a pair charged twice) is placed first.
 
-const SVG = "http://www.w3.org/2000/svg";
+let SVG = null; // the SVG namespace, read from the <svg> drawn into (the page names no address, not even this one)
 
 export const COLOURS = {
   black: "#000000", orange: "#E69F00", sky: "#56B4E9", green: "#009E73", yellow: "#F0E442",
@@ -115,6 +116,7 @@ export function drawScene(svg, scene, options = {}) {
   const axisY = depth + (o.compact ? 16 : 26);
   const height = axisY + (o.compact ? 18 : 40);
 
+  SVG = svg.namespaceURI;
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("font-family", FONT);
@@ -469,7 +471,7 @@ export function drawScene(svg, scene, options = {}) {
           title(g, e.label);
           hold(g, e.t);
           label({ variants: [e.label], anchor: [x(e.t), ly], radius: 7, colour: e.how === "expired" ? OUTCOME_TEXT.fail : COLOURS.neutralText,
-            weight: "bold", priority: 1, prefer: ["below-right", "above-right", "right"], start: e.t });
+            weight: "bold", priority: -1, prefer: ["below-right", "above-right", "right", "below", "above", "left", "below-left", "above-left"], start: e.t });
         }
         if (record.again) {
           const g = tagged(el("g", { class: "key-again" }, gMarks), record.event);
@@ -478,8 +480,8 @@ export function drawScene(svg, scene, options = {}) {
           obstacles.push([ax - 8, ly - 8, ax + 6, ly + 8]);
           title(g, record.again_label);
           hold(g, record.created);
-          label({ variants: [record.again_label], anchor: [ax, ly], radius: 8, colour: OUTCOME_TEXT.fail, weight: "bold", priority: 0,
-            prefer: ["below-left", "above-left", "left", "below-right"], start: record.created });
+          label({ variants: [record.again_label], anchor: [ax, ly], radius: 8, colour: OUTCOME_TEXT.fail, weight: "bold", priority: -2,
+            prefer: ["below-left", "above-left", "left", "below-right", "above-right", "below", "above"], start: record.created });
         }
       }
     }
@@ -514,7 +516,7 @@ export function drawScene(svg, scene, options = {}) {
         title(g, pair.label);
         hold(g, pair.end);
         label({ variants: [pair.label], anchors: [0.5, 0.35, 0.65, 0.2, 0.8].map((f) => [x(pair.start) + (x(pair.end) - x(pair.start)) * f, ly]),
-          radius: 2, colour: OUTCOME_TEXT.fail, weight: "bold", priority: 0, prefer: ["below", "below-right", "below-left"], start: pair.end });
+          radius: 2, colour: OUTCOME_TEXT.fail, weight: "bold", priority: -1, prefer: ["below", "below-right", "below-left"], start: pair.end });
       }
     }
   }
