@@ -49,6 +49,13 @@ def drawn_events(page: Page) -> set[int]:
         "return [...document.querySelectorAll('[data-event]')].map(e => Number(e.dataset.event))"))
 
 
+def verdict_colour(page: Page) -> tuple[int, int, int]:
+    """The colour the design's verdict is written in (the page's ``#design-verdict``), as (red, green, blue)."""
+    colour = page.driver.execute_script(
+        "return getComputedStyle(document.getElementById('design-verdict')).color")
+    return tuple(int(part) for part in re.findall(r"\d+", colour)[:3])
+
+
 def first_201(page: Page) -> dict:
     """The first response 201 the page draws (a handler's answer to the client)."""
     return page.message(lambda m: "201" in m["what"] and m["from"].startswith("api") and not m["lost"])
@@ -105,6 +112,8 @@ def test_clicking_the_first_201_under_naive_charges_twice(page):
 
     state = page.click_message(first_201(page)["event"])
     assert state["summary"]["charges"] == 2 and state["summary"]["design_verdict"] == "broken"
+    red, green, blue = verdict_colour(page)
+    assert red > max(green, blue) + 60, (red, green, blue)
     assert state["faults"] == "lose:response@1.1"
     assert state["summary"] == cli_summary(*state_command(state))
     page.screenshot("naive-201-lost")
@@ -120,6 +129,8 @@ def test_same_tx_charges_once_and_a_crash_after_the_processor_captures_twice(pag
     state = page.click_message(first_201(page)["event"])
     assert state["summary"]["charges"] == 1 and state["summary"]["captures"] == 1
     assert state["summary"]["design_verdict"] == "holds"
+    red, green, blue = verdict_colour(page)
+    assert green > red, (red, green, blue)
     assert state["summary"] == cli_summary(*state_command(state))
     page.screenshot("same-tx-201-lost")
 
