@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,13 @@ def verdict_colour(page: Page) -> tuple[int, int, int]:
     colour = page.driver.execute_script(
         "return getComputedStyle(document.getElementById('design-verdict')).color")
     return tuple(int(part) for part in re.findall(r"\d+", colour)[:3])
+
+
+def shown_command(page: Page) -> list[str]:
+    """The arguments of the ``idemsim run …`` the page shows for its story (``#command``)."""
+    words = shlex.split(page.driver.find_element("id", "command").text)
+    assert words[:2] == ["idemsim", "run"], words
+    return words[2:]
 
 
 def first_201(page: Page) -> dict:
@@ -115,7 +123,7 @@ def test_clicking_the_first_201_under_naive_charges_twice(page):
     red, green, blue = verdict_colour(page)
     assert red > max(green, blue) + 60, (red, green, blue)
     assert state["faults"] == "lose:response@1.1"
-    assert state["summary"] == cli_summary(*state_command(state))
+    assert state["summary"] == cli_summary(*state_command(state)) == cli_summary(*shown_command(page))
     page.screenshot("naive-201-lost")
 
     again = page.open(url=page.driver.current_url)
@@ -138,7 +146,7 @@ def test_same_tx_charges_once_and_a_crash_after_the_processor_captures_twice(pag
     assert (state["summary"]["charges"], state["summary"]["captures"]) == (1, 2)
     assert "crash:after_processor@1.1" in state["faults"]
     assert state["summary"]["design_verdict"] == "broken"
-    assert state["summary"] == cli_summary(*state_command(state))
+    assert state["summary"] == cli_summary(*state_command(state)) == cli_summary(*shown_command(page))
     page.screenshot("same-tx-crash-after-processor")
 
     url = page.driver.current_url
