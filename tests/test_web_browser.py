@@ -248,3 +248,24 @@ def test_the_site_asks_nothing_of_the_network(page, site_dir):
     engine = json.loads((Path(site_dir) / "engine.json").read_text(encoding="utf-8"))
     assert engine["engine"] == "pyodide"
     quiet(page)
+
+
+def test_compare_shows_every_design_with_the_clis_verdict(page):
+    """Compare designs: one panel per design, outlined broken exactly where `idemsim run --design D` breaks."""
+    from selenium.webdriver.common.by import By
+
+    from idemsim.model.designs import DESIGNS
+
+    page.open("scenario=lost-response")
+    page.driver.find_element(By.ID, "compare-button").click()
+
+    def panels():
+        return page.driver.find_elements(By.CSS_SELECTOR, ".panel[data-design]")
+
+    page.wait_for(lambda: len(panels()) == len(DESIGNS), "the compare panels")
+    shown = {p.get_attribute("data-design"): "broken" in p.get_attribute("class").split() for p in panels()}
+    assert list(shown) == list(DESIGNS)
+    assert shown == {design: cli_summary("lost-response", "--design", design)["design_verdict"] == "broken"
+                     for design in DESIGNS}
+    page.screenshot("compare")
+    quiet(page)
