@@ -6,9 +6,10 @@
 Each run is a fresh browser (an empty cache: a student's first visit) that opens lost-response's default story
 and measures, from the navigation's start (the page's ``performance.timeOrigin``):
 - first picture: the first drawn message (``[data-event]``) on screen (the animation frame after it appears);
-- ready: ``window.idemsim.ready`` resolved (on the static site the embedded story is drawn, Pyodide still loading);
-- engine: a first click answered — ``window.idemsim.lose`` of a message, from the first picture on, until the
-  re-run is drawn: the engine loaded (Pyodide and its wheels), its first run, the drawing;
+- ready: ``window.idemsim.ready`` resolved: the URL's story drawn and the engine's run of it made (on the static
+  site the embedded story is drawn first, then Pyodide loads, installs the wheels and runs the story);
+- engine: a first click answered — ``window.idemsim.lose`` of a message, called once ready, until the re-run is
+  drawn;
 - re-run: after that warm-up, ``lose`` of another message until the re-run is drawn and painted (what a click
   does; the median of ``--clicks`` in each run).
 It prints the medians over the runs, in seconds, and the issue's targets. The browser resolves nothing but

@@ -88,7 +88,13 @@ def start_browser(page_load: str = "normal"):
         options.add_argument("--no-sandbox")  # Chromium refuses to run as root with its sandbox
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     options.page_load_strategy = page_load
-    driver = webdriver.Chrome(options=options, service=Service(chromedriver))
+    log = os.environ.get("IDEMSIM_CHROME_LOG")  # a file for chromedriver's and Chromium's own log, to debug
+    if log:
+        options.add_argument("--enable-logging=stderr")
+        service = Service(chromedriver, log_output=log, service_args=["--verbose"])
+    else:
+        service = Service(chromedriver)
+    driver = webdriver.Chrome(options=options, service=service)
     # --window-size is the window's outer size: make the page's own viewport 1280×720.
     inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
     driver.set_window_size(WIDTH + WIDTH - inner[0], HEIGHT + HEIGHT - inner[1])
@@ -145,9 +151,22 @@ class Page:
         return self.base + (f"?{query}" if query else "")
 
     def get(self, url: str) -> None:
-        """Navigate (the console of the page before is kept in `console`)."""
+        """Navigate (the console of the page before is kept in `console`), once the page before has settled."""
+        self.settle()
         self.read_console()
         self.driver.get(url)
+
+    def settle(self) -> None:
+        """On the static site, wait until the page's engine has loaded or failed (its loading indicator,
+        ``#engine-status``, is empty): Chromium 156 may crash the tab (and the next page with it) when a page is
+        left while its worker is inside Pyodide's ``loadPyodide``. Nothing to wait for on `idemsim serve`."""
+        if self.engine != "pyodide" or not self.driver.current_url.startswith(self.base):
+            return
+        deadline = time.monotonic() + WAIT[self.engine]
+        while self.driver.execute_script(
+                "const e = document.getElementById('engine-status'); return e ? e.innerText.trim() : ''"):
+            assert time.monotonic() < deadline, f"the engine never loaded at {self.driver.current_url}"
+            time.sleep(0.05)
 
     def open(self, query: str = "", *, url: str | None = None) -> dict:
         """Open the page at ``?query`` (or a whole ``url``), wait until ready, and return ``state()``."""
@@ -158,6 +177,16 @@ class Page:
         answer = self.driver.execute_async_script(WAIT_READY, WAIT[self.engine])
         assert answer["ok"], f"{self.driver.current_url}: {answer['error']} (#error: {self.error_text()!r})"
         return answer["state"]
+
+    def pick(self, select: str, value: str) -> dict:
+        """Choose ``value`` in the page's ``<select id=select>`` as a user does; wait for the re-run; state()."""
+        from selenium.webdriver.common.by import By  # (lazy: Selenium)
+        from selenium.webdriver.support.ui import Select
+
+        before = json.dumps(self.state(), sort_keys=True)
+        Select(self.driver.find_element(By.ID, select)).select_by_value(value)
+        return self.wait_for(lambda: json.dumps(self.state(), sort_keys=True) != before,
+                             f"a re-run after choosing {value} in #{select}")
 
     def state(self) -> dict:
         return self.driver.execute_script("return window.idemsim.state()")
@@ -218,9 +247,13 @@ class Page:
         return entries
 
     def console_errors(self) -> list[str]:
-        """Every SEVERE console message since this Page began (then forgotten, so each test sees its own)."""
+        """Every SEVERE console message since the last call (then forgotten, so each test sees its own).
+
+        Chromium itself logs "Failed to load resource" (source ``network``) for every answer ≥ 400, a page's
+        own fetch included; those come back as "network: URL - …" for the test to judge."""
         self.read_console()
-        errors = [e["message"] for e in self.console if e.get("level") == "SEVERE"]
+        errors = [("network: " if e.get("source") == "network" else "") + e["message"]
+                  for e in self.console if e.get("level") == "SEVERE"]
         self.console.clear()
         return errors
 
