@@ -452,6 +452,13 @@ def page(request, browser, screenshots) -> Page:
     return Page(browser, base, "pyodide", screenshots, served)
 
 
+@pytest.fixture(scope="module")
+def site_page(browser, screenshots, site) -> Page:
+    """The page on the static site only (Pyodide): for what only the site has."""
+    base, served = site
+    return Page(browser, base, "pyodide", screenshots, served)
+
+
 def pytest_terminal_summary(terminalreporter):
     if SAVED:
         terminalreporter.write_line(f"browser screenshots ({len(SAVED)}): {SAVED[0].parent}")

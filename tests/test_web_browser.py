@@ -197,10 +197,10 @@ def test_bad_input_is_one_line_on_the_page(page, query):
     quiet(page, expected=r"/api/run\?|/stories/nope\.")
 
 
-def test_the_pyodide_engine_runs_every_story_as_the_cli_does(page):
-    """engine.js's Pyodide engine, asked for each story's run (not the embedded one), gives the CLI's summary."""
-    if page.engine != "pyodide":
-        pytest.skip("the Pyodide engine only (serve's answers are the CLI's own code in-process)")
+def test_the_pyodide_engine_runs_every_story_as_the_cli_does(site_page):
+    """engine.js's Pyodide engine, asked for each story's run (not the embedded one), gives the CLI's summary
+    (on serve the answers are the CLI's own code in-process: tests/test_web_engine.py holds them to it)."""
+    page = site_page
     page.open("scenario=lost-response")
     page.screenshot("first-picture")
     answers = page.driver.execute_async_script("""
@@ -221,10 +221,9 @@ def test_the_pyodide_engine_runs_every_story_as_the_cli_does(page):
     quiet(page)
 
 
-def test_the_site_asks_nothing_of_the_network(page, site_dir):
+def test_the_site_asks_nothing_of_the_network(site_page, site_dir):
     """The site's own files name no address outside 127.0.0.1, and the page fetched only from its own server."""
-    if page.engine != "pyodide":
-        pytest.skip("the static site only")
+    page = site_page
     own = [p for p in Path(site_dir).iterdir() if p.suffix in {".html", ".js", ".mjs", ".css", ".json"}]
     assert any(p.name == "index.html" for p in own)
     found = {}
