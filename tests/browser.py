@@ -157,12 +157,13 @@ class Page:
         self.driver.get(url)
 
     def settle(self) -> None:
-        """On the static site, wait until the page's engine has loaded or failed (its loading indicator,
-        ``#engine-status``, is empty): Chromium 156 may crash the tab (and the next page with it) when a page is
-        left while its worker is inside Pyodide's ``loadPyodide``. Nothing to wait for on `idemsim serve`."""
-        if self.engine != "pyodide" or not self.driver.current_url.startswith(self.base):
+        """Wait until the page on screen (this Page's or another's, on either engine) has its engine loaded or
+        failed (its loading indicator, ``#engine-status``, is empty): Chromium 156 may crash the tab (and the next
+        page with it) when a static-site page is left while its worker is inside Pyodide's ``loadPyodide``. On
+        `idemsim serve` the indicator is empty at once."""
+        if not self.driver.current_url.startswith("http://127.0.0.1:"):
             return
-        deadline = time.monotonic() + WAIT[self.engine]
+        deadline = time.monotonic() + max(WAIT.values())
         while self.driver.execute_script(
                 "const e = document.getElementById('engine-status'); return e ? e.innerText.trim() : ''"):
             assert time.monotonic() < deadline, f"the engine never loaded at {self.driver.current_url}"
