@@ -147,6 +147,8 @@ def test_same_tx_charges_once_and_a_crash_after_the_processor_captures_twice(pag
     assert "crash:after_processor@1.1" in state["faults"]
     assert state["summary"]["design_verdict"] == "broken"
     assert state["summary"] == cli_summary(*state_command(state)) == cli_summary(*shown_command(page))
+    assert page.driver.execute_script("return document.getElementById('details-body').hidden"), \
+        "the side panel still shows an event of the run before (its numbers mean other events now)"
     page.screenshot("same-tx-crash-after-processor")
 
     url = page.driver.current_url

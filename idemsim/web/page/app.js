@@ -159,6 +159,7 @@ function render(answer, keepTime = false) {
   $("story-verdict").textContent = fill(words.story_line, { check: scene.verdicts.story });
   syncPickers();
   closeCrashMenu();
+  clearEvent();  // the panel spoke of the run before: its event numbers mean other events now
   const focused = document.activeElement && document.activeElement.closest ? document.activeElement.closest("#scene [data-event], #scene [data-lane]") : null;
   const again = focused ? (focused.hasAttribute("data-event") ? `[data-event="${focused.dataset.event}"]` : `[data-lane="${focused.dataset.lane}"]`) : null;
   page.drawing = drawScene($("scene"), scene, {
@@ -262,6 +263,13 @@ function showEvent(n) {
   $("details-head").textContent = `#${event.event} · ${Number(event.t).toFixed(3)} s · ${event.actor} · ${event.kind}`;
   $("details-sql").textContent = event.sql || words.no_sql;
   $("details-line").textContent = event.line || "";
+  if (selected) selected.classList.remove("selected");
+  selected = null;
+}
+
+function clearEvent() {
+  $("details-hint").hidden = false;
+  $("details-body").hidden = true;
   if (selected) selected.classList.remove("selected");
   selected = null;
 }
