@@ -92,7 +92,7 @@ def read_query(query: Mapping[str, Any]) -> Query:
 def _scenario(name: str) -> Scenario:
     """A shipped scenario by name (never a path: a query reads no file of the user's)."""
     if name not in builtin_names():
-        raise InputError("err.unknown_scenario", name=shown(name), names=", ".join(builtin_names()))
+        raise InputError("err.web.unknown_scenario", name=shown(name), names=", ".join(builtin_names()))
     return load(name)
 
 
@@ -103,7 +103,7 @@ def _shipped() -> list[str]:
 
 def _design(name: str) -> str:
     if name not in _shipped():
-        raise InputError("err.design.unknown", name=shown(name), designs=", ".join(_shipped()))
+        raise InputError("err.web.unknown_design", name=shown(name), designs=", ".join(_shipped()))
     return name
 
 
