@@ -62,6 +62,17 @@ def wrong(message: str, /, **fields) -> Said:
     return Said(False, Message(message, **fields))
 
 
+def pair_said(given: tuple, truth: tuple, exercise: str, first: str, second: str) -> Said:
+    """An answer that is a pair of numbers held against the run's ``truth``: ``{exercise}.right``; the pair the
+    wrong way round, ``{exercise}.swapped``; else the hint about the first number that is wrong,
+    ``{exercise}.{first}`` or ``{exercise}.{second}``."""
+    if given == truth:
+        return right(f"{exercise}.right")
+    if given[::-1] == truth:
+        return wrong(f"{exercise}.swapped")
+    return wrong(f"{exercise}.{first}" if given[0] != truth[0] else f"{exercise}.{second}")
+
+
 class Phrase:
     """A field of a message that idemsim words itself in each language (a fault's ``describe(lang)``, a
     violation's `idemsim.judge.properties.describe_violation`): said in the language of the message holding it."""

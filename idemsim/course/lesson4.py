@@ -7,7 +7,7 @@ from typing import Any
 
 from ..scenario.schema import load
 from . import answers
-from .checked import Said, right, wrong
+from .checked import Said, pair_said, right, wrong
 from .stories import seen, story
 
 KEY_STRATEGIES = ("none", "per-operation", "per-attempt")
@@ -38,12 +38,8 @@ def believed_and_charged(answer: Any) -> Said:
     """4.3: key-reuse without the fingerprint check: what the client believes, what was charged."""
     believed, charged = answers.pair(answer)
     summary = story("key-reuse", "no-fingerprint").summary
-    truth = (summary["client_believes"], summary["charges"])
-    if (believed, charged) == truth:
-        return right("course.4.3.right")
-    if (charged, believed) == truth:
-        return wrong("course.4.3.swapped")
-    return wrong("course.4.3.believed" if believed != truth[0] else "course.4.3.charged")
+    return pair_said((believed, charged), (summary["client_believes"], summary["charges"]), "course.4.3",
+                     "believed", "charged")
 
 
 def key_strategy(answer: Any) -> Said:

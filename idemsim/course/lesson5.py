@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from ..scenario.schema import load
 from . import answers
-from .checked import Said, not_yet, right, wrong
+from .checked import Said, not_yet, pair_said, right, wrong
 from .lesson1 import by_count
 from .stories import story
 
@@ -67,12 +67,7 @@ def rows_and_captures(answer: Any) -> Said:
     """5.3: completer-finishes without the completer: rows and captures at the end."""
     rows, captures = answers.pair(answer)
     summary = story("completer-finishes", "no-completer").summary
-    truth = (summary["charges"], summary["captures"])
-    if (rows, captures) == truth:
-        return right("course.5.3.right")
-    if (captures, rows) == truth:
-        return wrong("course.5.3.swapped")
-    return wrong("course.5.3.rows" if rows != truth[0] else "course.5.3.captures")
+    return pair_said((rows, captures), (summary["charges"], summary["captures"]), "course.5.3", "rows", "captures")
 
 
 def money_matches_records(answer: Any) -> Said:
