@@ -34,7 +34,7 @@ from urllib.parse import quote, urlencode
 from ..base.errors import InputError
 from ..base.i18n import LANGS, text
 from ..base.printable import one_line, shown
-from ..model.designs import DESIGNS
+from ..model.designs import DESIGNS, SHIPPED
 from ..runners.simulation import Run, event_json, simulate
 from ..scenario.fault_text import faults_text, parse_faults, with_faults
 from ..scenario.schema import Scenario, builtin_names, load
@@ -96,14 +96,9 @@ def _scenario(name: str) -> Scenario:
     return load(name)
 
 
-def _shipped() -> list[str]:
-    """The designs a query may name, in the registry's order: every design but one registered from a file."""
-    return [name for name, spec in DESIGNS.items() if not spec.custom]
-
-
 def _design(name: str) -> str:
-    if name not in _shipped():
-        raise InputError("err.web.unknown_design", name=shown(name), designs=", ".join(_shipped()))
+    if name not in SHIPPED:
+        raise InputError("err.web.unknown_design", name=shown(name), designs=", ".join(SHIPPED))
     return name
 
 
@@ -242,7 +237,7 @@ def compare(query: Mapping[str, Any]) -> dict[str, Any]:
     if s.query.design is not None:
         _design(s.query.design)
     seed = s.query.seed if s.query.seed is not None else s.story.seed
-    return {"designs": [_result(s, simulate(s.story, design, seed), events=False) for design in _shipped()]}
+    return {"designs": [_result(s, simulate(s.story, design, seed), events=False) for design in SHIPPED]}
 
 
 def catalog(lang: str = "en") -> dict[str, Any]:
@@ -262,7 +257,7 @@ def catalog(lang: str = "en") -> dict[str, Any]:
         group = groups.setdefault(loaded.group, {"title": loaded.text("group", lang), "scenarios": []})
         group["scenarios"].append(entry)
     designs = [{"name": name, "title": DESIGNS[name].summary, "points": list(DESIGNS[name].points)}
-               for name in _shipped()]
+               for name in SHIPPED]
     return _plain({"lang": lang, "langs": list(LANGS), "groups": [groups[g] for g in sorted(groups)],
                    "designs": designs, "ui": {}})
 
